@@ -1,0 +1,40 @@
+import type { TRPC_ERROR_CODE_KEY } from "@trpc/server";
+import type { ErrorCode } from "../src/shared/errors.ts";
+
+/** Each of our error codes as a tRPC code; no default, so a new code must be placed here. */
+export function trpcCode(code: ErrorCode): TRPC_ERROR_CODE_KEY {
+  switch (code) {
+    case "validation_error":
+    case "invalid_request":
+      return "BAD_REQUEST";
+    case "unauthorized":
+      return "UNAUTHORIZED";
+    case "insufficient_permission":
+    case "insufficient_role":
+      return "FORBIDDEN";
+    case "not_found":
+      return "NOT_FOUND";
+    case "name_taken":
+    case "already_member":
+    case "invitation_pending":
+    case "in_use":
+    case "environment_protected":
+    case "backfill_running":
+    case "already_paused":
+    case "not_paused":
+    case "organization_deleting":
+    case "vector_table_not_ready":
+      return "CONFLICT";
+    case "invitation_expired":
+      return "PRECONDITION_FAILED";
+    case "payload_too_large":
+      return "PAYLOAD_TOO_LARGE";
+    case "rate_limited":
+      return "TOO_MANY_REQUESTS";
+    case "source_error":
+    case "provider_error":
+      return "BAD_GATEWAY";
+    case "internal":
+      return "INTERNAL_SERVER_ERROR";
+  }
+}

@@ -1,0 +1,98 @@
+import { Elysia } from "elysia";
+import { AppError, errorBody } from "../shared/errors.ts";
+import { parse } from "../shared/validate.ts";
+import type { Services } from "../services.ts";
+import { resolveActor } from "./auth.ts";
+import { readJsonBody } from "./body.ts";
+import { requestIdFor } from "./request-id.ts";
+import type { AnyRoute } from "./route.ts";
+
+type Extra = { fetch?: (request: Request, requestId: string) => Promise<Response> };
+
+const json = (body: unknown, status: number, requestId: string, headers: Record<string, string> = {}) =>
+  new Response(JSON.stringify(body), {
+    status,
+    headers: { "content-type": "application/json; charset=utf-8", "x-request-id": requestId, ...headers },
+  });
+
+/**
+ * The one error boundary (STYLE 2): our AppError → its status and body; anything else → logged
+ * with the request id and answered 500 `internal`, never with a stack.
+ */
+export function errorResponse(services: Services, err: unknown, requestId: string): Response {
+  if (err instanceof AppError) return json(errorBody(err), err.status, requestId, err.headers);
+  services.logger.error({ err, request_id: requestId }, "unexpected error");
+  return json(errorBody(new AppError("internal", "An unexpected error occurred")), 500, requestId);
+}
+
+async function runRoute(services: Services, route: AnyRoute, request: Request, params: Record<string, string>, requestId: string, ip: string | null) {
+  const actor = await resolveActor(services.authenticator, route.auth, request.headers);
+  const raw = route.body || route.method === "POST" || route.method === "PUT" ? await readJsonBody(request) : undefined;
+  const body = route.body ? parse(route.body, raw ?? {}) : undefined;
+  const query = route.query ? parse(route.query, Object.fromEntries(new URL(request.url).searchParams), "query") : {};
+  const result = await route.handler({ services, actor: actor as never, body, query, params, headers: request.headers, requestId, ip });
+  if (result instanceof Response) {
+    result.headers.set("x-request-id", requestId);
+    return result;
+  }
+  const status = route.status ?? 200;
+  if (status === 204) return new Response(null, { status, headers: { "x-request-id": requestId } });
+  return json(result, status, requestId);
+}
+
+/** Builds the HTTP app: REST routes, health, and whatever else (tRPC, docs) is mounted beside them. */
+export function buildApp(services: Services, routes: AnyRoute[], mounts: { prefix: string; fetch: (req: Request, requestId: string) => Promise<Response> }[] = []) {
+  const ids = new WeakMap<Request, string>();
+  const idOf = (request: Request) => {
+    let id = ids.get(request);
+    if (!id) ids.set(request, (id = requestIdFor(request.headers)));
+    return id;
+  };
+
+  const app = new Elysia()
+    .onRequest(({ request }) => {
+      idOf(request);
+    })
+    .onError(({ code, error, request }) => {
+      const requestId = idOf(request);
+      if (code === "NOT_FOUND") return json(errorBody(new AppError("not_found", "No such route")), 404, requestId);
+      if (code === "PARSE") return errorResponse(services, new AppError("validation_error", "The request body is malformed"), requestId);
+      return errorResponse(services, error, requestId);
+    })
+    .onAfterResponse(({ request, set }) => {
+      services.logger.debug({ request_id: idOf(request), method: request.method, path: new URL(request.url).pathname, status: set.status }, "request");
+    });
+
+  for (const route of routes) {
+    app.route(
+      route.method,
+      route.path,
+      async ({ request, params, server }) => {
+        const requestId = idOf(request);
+        const ip = server?.requestIP(request)?.address ?? null;
+        try {
+          return await runRoute(services, route, request, params as Record<string, string>, requestId, ip);
+        } catch (err) {
+          return errorResponse(services, err, requestId);
+        }
+      },
+      { parse: "none" },
+    );
+  }
+
+  for (const mount of mounts) {
+    app.all(`${mount.prefix}/*`, async ({ request }) => {
+      const requestId = idOf(request);
+      try {
+        const res = await mount.fetch(request, requestId);
+        res.headers.set("x-request-id", requestId);
+        return res;
+      } catch (err) {
+        return errorResponse(services, err, requestId);
+      }
+    }, { parse: "none" });
+  }
+  return app;
+}
+
+export type App = ReturnType<typeof buildApp>;

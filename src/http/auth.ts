@@ -1,0 +1,28 @@
+import type { Actor, AuthScheme } from "../shared/actor.ts";
+import { AppError } from "../shared/errors.ts";
+
+/** Turns a bearer token into an Actor for one scheme; the identity domain provides the real one. */
+export interface Authenticator {
+  resolve(scheme: Exclude<AuthScheme, "none">, token: string): Promise<Actor>;
+}
+
+export const unauthorized = (message = "A valid bearer credential is required") => new AppError("unauthorized", message);
+
+/** Refuses everything: the state of a service built without the identity domain. */
+export const refuseAll: Authenticator = {
+  resolve: async () => {
+    throw unauthorized();
+  },
+};
+
+export function bearerToken(headers: Headers): string {
+  const header = headers.get("authorization");
+  const match = header?.match(/^Bearer\s+(\S+)\s*$/i);
+  if (!match) throw unauthorized(header ? "The Authorization header must be `Bearer <token>`" : "The Authorization header is missing");
+  return match[1]!;
+}
+
+export async function resolveActor(auth: Authenticator, scheme: AuthScheme, headers: Headers): Promise<Actor | null> {
+  if (scheme === "none") return null;
+  return auth.resolve(scheme, bearerToken(headers));
+}

@@ -1,0 +1,108 @@
+#!/usr/bin/env bun
+// The CLI and the binary's entry: the composition root (config → db + migrate → services →
+// scheduler → serve). Nothing else wires the pieces together.
+import { ConfigError, parseFlags, resolveConfig, SERVE_FLAGS } from "./config.ts";
+import { openDatabase } from "./db/client.ts";
+import { migrate } from "./db/migrate.ts";
+import { createLogger } from "./shared/log.ts";
+import { buildServices } from "./services.ts";
+import { listen } from "./server.ts";
+import { selfCheck } from "./selfcheck.ts";
+import { VERSION } from "./version.ts";
+
+const HELP = `vecsync ${VERSION} — keeps vector embeddings of a database table current
+
+usage: vecsync <command> [flags]
+
+commands:
+  serve      migrate the database, start the scheduler and serve HTTP (REST /v1, tRPC /trpc)
+  migrate    apply database migrations and exit
+  version    print the version; --check also opens every embedded engine
+  help       this text
+
+flags (serve, migrate):
+  --port N        VECSYNC_PORT, default 8080 (0 picks a free port)
+  --host H        VECSYNC_HOST, default 127.0.0.1
+  --data-dir D    VECSYNC_DATA_DIR, default ./data
+`;
+
+const SHUTDOWN_DEADLINE_MS = 10_000;
+
+async function prepare(args: string[]) {
+  const config = resolveConfig(parseFlags(args, SERVE_FLAGS), process.env);
+  const logger = createLogger(config.logLevel);
+  const database = await openDatabase(config.databaseUrl);
+  const { applied } = await migrate(database.client);
+  if (applied.length) logger.info({ applied }, "migrations applied");
+  return { config, logger, database };
+}
+
+async function serve(args: string[]): Promise<void> {
+  const { config, logger, database } = await prepare(args);
+  const services = buildServices(config, database, logger);
+  services.scheduler.start();
+  const server = listen(services, config.host, config.port);
+  console.log(`vecsync listening on ${server.url}`);
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, "shutting down");
+    setTimeout(() => process.exit(1), SHUTDOWN_DEADLINE_MS).unref();
+    await server.stop();
+    await services.scheduler.stop();
+    database.close();
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void shutdown("SIGTERM"));
+  process.on("SIGINT", () => void shutdown("SIGINT"));
+}
+
+async function version(args: string[]): Promise<number> {
+  if (!args.includes("--check")) {
+    console.log(`vecsync ${VERSION}`);
+    return 0;
+  }
+  const reports = await selfCheck();
+  console.log(JSON.stringify({ version: VERSION, engines: reports }, null, 2));
+  return reports.every((r) => r.ok) ? 0 : 1;
+}
+
+async function run(argv: string[]): Promise<number> {
+  const [command = "help", ...args] = argv;
+  switch (command) {
+    case "serve":
+      await serve(args);
+      return -1; // keeps running
+    case "migrate": {
+      const { database } = await prepare(args);
+      database.close();
+      console.log("migrations applied");
+      return 0;
+    }
+    case "version":
+    case "--version":
+      return version(args);
+    case "help":
+    case "--help":
+    case "-h":
+      console.log(HELP);
+      return 0;
+    default:
+      console.error(`vecsync: unknown command "${command}"\n\n${HELP}`);
+      return 2;
+  }
+}
+
+try {
+  const code = await run(process.argv.slice(2));
+  if (code >= 0) process.exit(code);
+} catch (err) {
+  if (err instanceof ConfigError) {
+    console.error(`vecsync: ${err.message}`);
+    process.exit(2);
+  }
+  console.error(`vecsync: ${(err as Error).message}`);
+  process.exit(1);
+}

@@ -1,0 +1,29 @@
+import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+
+/**
+ * The durable task queue. Workers claim by (priority, created_at) with a lease (`locked_until`)
+ * so several processes sharing one database never run a task twice at once.
+ */
+export const tasks = sqliteTable("tasks", {
+  id: text("id").primaryKey(),
+  orgId: text("org_id").notNull(),
+  taskType: text("task_type").notNull(),
+  targetId: text("target_id").notNull(),
+  status: text("status", { enum: ["pending", "running", "completed", "failed"] }).notNull(),
+  priority: integer("priority").notNull(),
+  payload: text("payload", { mode: "json" }).notNull(),
+  progress: text("progress", { mode: "json" }).notNull(),
+  attempts: integer("attempts").notNull().default(0),
+  maxAttempts: integer("max_attempts").notNull(),
+  lastError: text("last_error"),
+  runAfter: text("run_after").notNull(), // not claimable before this (retry back-off)
+  lockedBy: text("locked_by"),
+  lockedUntil: text("locked_until"),
+  createdAt: text("created_at").notNull(),
+  updatedAt: text("updated_at").notNull(),
+  finishedAt: text("finished_at"),
+}, (t) => [
+  index("tasks_claim_idx").on(t.status, t.priority, t.createdAt),
+  index("tasks_org_idx").on(t.orgId, t.createdAt),
+  index("tasks_target_idx").on(t.targetId, t.status),
+]);

@@ -1,0 +1,55 @@
+// `vecsync version --check`: opens every embedded engine once and reports its version, so a
+// binary copied to a bare machine proves its native parts load (issue: one binary).
+import { createClient } from "@libsql/client";
+import { DuckDBInstance } from "@duckdb/node-api";
+import { Index, MetricKind, ScalarKind } from "usearch";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadSqliteVec } from "./native.ts";
+
+export type EngineReport = { engine: string; ok: boolean; version?: string; error?: string };
+
+async function check(engine: string, fn: () => Promise<string> | string): Promise<EngineReport> {
+  try {
+    return { engine, ok: true, version: await fn() };
+  } catch (err) {
+    return { engine, ok: false, error: (err as Error).message };
+  }
+}
+
+export async function selfCheck(): Promise<EngineReport[]> {
+  const dir = mkdtempSync(join(tmpdir(), "vecsync-check-"));
+  try {
+    return [
+      await check("libsql", async () => {
+        const client = createClient({ url: `file:${join(dir, "check.db")}` });
+        const row = (await client.execute("SELECT sqlite_version() AS v")).rows[0];
+        client.close();
+        return String(row?.v);
+      }),
+      await check("usearch", () => {
+        const index = new Index({ metric: MetricKind.Cos, dimensions: 3, connectivity: 8, quantization: ScalarKind.F32, expansion_add: 16, expansion_search: 16, multi: false });
+        index.add(1n, new Float32Array([1, 0, 0]));
+        const hit = index.search(new Float32Array([1, 0, 0]), 1, 0);
+        if (hit.keys[0] !== 1n) throw new Error("search did not find the vector it was given");
+        return "ok";
+      }),
+      await check("sqlite-vec", () => {
+        const db = loadSqliteVec(join(dir, "vec.db"));
+        const row = db.prepare("SELECT vec_version() AS v").get() as { v: string };
+        db.close();
+        return row.v;
+      }),
+      await check("duckdb", async () => {
+        const instance = await DuckDBInstance.create(":memory:");
+        const conn = await instance.connect();
+        const rows = (await conn.runAndReadAll("SELECT version() AS v")).getRows();
+        conn.closeSync();
+        return String(rows[0]?.[0]);
+      }),
+    ];
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
