@@ -1,6 +1,7 @@
 import type { Config } from "./config.ts";
 import type { Database } from "./db/client.ts";
-import { refuseAll, type Authenticator } from "./http/auth.ts";
+import { createAuthenticator } from "./domains/auth/authenticator.ts";
+import type { Authenticator } from "./http/auth.ts";
 import { Scheduler } from "./scheduler/scheduler.ts";
 import { systemClock, type Clock } from "./shared/clock.ts";
 import type { Logger } from "./shared/log.ts";
@@ -19,7 +20,8 @@ export type Readiness = { ready: boolean; checks: Record<string, boolean> };
 
 export function buildServices(config: Config, database: Database, logger: Logger, clock: Clock = systemClock): Services {
   const scheduler = new Scheduler({ tick: async () => {}, pollMs: 250, logger });
-  return { config, logger, clock, database, scheduler, authenticator: refuseAll };
+  const authenticator = createAuthenticator(database.db, config.jwtSecret, clock);
+  return { config, logger, clock, database, scheduler, authenticator };
 }
 
 export async function readiness(services: Services): Promise<Readiness> {

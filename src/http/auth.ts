@@ -8,12 +8,6 @@ export interface Authenticator {
 
 export const unauthorized = (message = "A valid bearer credential is required") => new AppError("unauthorized", message);
 
-/** Refuses everything: the state of a service built without the identity domain. */
-export const refuseAll: Authenticator = {
-  resolve: async () => {
-    throw unauthorized();
-  },
-};
 
 export function bearerToken(headers: Headers): string {
   const header = headers.get("authorization");
