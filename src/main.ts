@@ -6,7 +6,7 @@ import { openDatabase } from "./db/client.ts";
 import { migrate } from "./db/migrate.ts";
 import { createLogger } from "./shared/log.ts";
 import { buildServices } from "./services.ts";
-import { listen } from "./server.ts";
+import { listen, type RunningServer } from "./server.ts";
 import { selfCheck } from "./selfcheck.ts";
 import { VERSION } from "./version.ts";
 
@@ -41,22 +41,23 @@ async function serve(args: string[]): Promise<void> {
   const { config, logger, database } = await prepare(args);
   const services = buildServices(config, database, logger);
   services.scheduler.start();
-  const server = listen(services, config.host, config.port);
-  console.log(`vecsync listening on ${server.url}`);
-
+  // Handlers go in before the listening line: a supervisor may signal as soon as it reads it.
+  let server: RunningServer | null = null;
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, "shutting down");
     setTimeout(() => process.exit(1), SHUTDOWN_DEADLINE_MS).unref();
-    await server.stop();
+    await server?.stop();
     await services.scheduler.stop();
     database.close();
     process.exit(0);
   };
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
   process.on("SIGINT", () => void shutdown("SIGINT"));
+  server = listen(services, config.host, config.port);
+  console.log(`vecsync listening on ${server.url}`);
 }
 
 async function version(args: string[]): Promise<number> {

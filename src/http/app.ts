@@ -41,7 +41,7 @@ async function runRoute(services: Services, route: AnyRoute, request: Request, p
 }
 
 /** Builds the HTTP app: REST routes, health, and whatever else (tRPC, docs) is mounted beside them. */
-export function buildApp(services: Services, routes: AnyRoute[], mounts: { prefix: string; fetch: (req: Request, requestId: string) => Promise<Response> }[] = []) {
+export function buildApp(services: Services, routes: AnyRoute[], mounts: { prefix: string; fetch: (req: Request, requestId: string, ip: string | null) => Promise<Response> }[] = []) {
   const ids = new WeakMap<Request, string>();
   const idOf = (request: Request) => {
     let id = ids.get(request);
@@ -53,14 +53,18 @@ export function buildApp(services: Services, routes: AnyRoute[], mounts: { prefi
     .onRequest(({ request }) => {
       idOf(request);
     })
-    .onError(({ code, error, request }) => {
+    .onError(({ code, error, request, set }) => {
       const requestId = idOf(request);
-      if (code === "NOT_FOUND") return json(errorBody(new AppError("not_found", "No such route")), 404, requestId);
-      if (code === "PARSE") return errorResponse(services, new AppError("validation_error", "The request body is malformed"), requestId);
-      return errorResponse(services, error, requestId);
+      const response =
+        code === "NOT_FOUND" ? json(errorBody(new AppError("not_found", "No such route")), 404, requestId)
+        : code === "PARSE" ? errorResponse(services, new AppError("validation_error", "The request body is malformed"), requestId)
+        : errorResponse(services, error, requestId);
+      set.status = response.status; // for the access log
+      return response;
     })
-    .onAfterResponse(({ request, set }) => {
-      services.logger.debug({ request_id: idOf(request), method: request.method, path: new URL(request.url).pathname, status: set.status }, "request");
+    .onAfterResponse(({ request, responseValue, set }) => {
+      const status = responseValue instanceof Response ? responseValue.status : set.status;
+      services.logger.info({ request_id: idOf(request), method: request.method, path: new URL(request.url).pathname, status }, "request");
     });
 
   for (const route of routes) {
@@ -81,10 +85,10 @@ export function buildApp(services: Services, routes: AnyRoute[], mounts: { prefi
   }
 
   for (const mount of mounts) {
-    app.all(`${mount.prefix}/*`, async ({ request }) => {
+    app.all(`${mount.prefix}/*`, async ({ request, server }) => {
       const requestId = idOf(request);
       try {
-        const res = await mount.fetch(request, requestId);
+        const res = await mount.fetch(request, requestId, server?.requestIP(request)?.address ?? null);
         res.headers.set("x-request-id", requestId);
         return res;
       } catch (err) {
