@@ -25,6 +25,10 @@ export type Config = {
   syncIntervalSec: number;
   cdcPollMs: number;
   freeVectorBudget: number;
+  /** Task handlers run at once in this process (VECSYNC_WORKERS). */
+  workers: number;
+  /** Sign-in codes one client IP may request per 15 minutes (CONTRACT 4: 30); raised for benchmarks. */
+  otpIpLimit: number;
   denyHosts: string[];
   allowHosts: string[];
   logLevel: typeof LogLevel.infer;
@@ -103,6 +107,8 @@ export function loadConfig(flags: Record<string, string>, env: Env): Omit<Config
     syncIntervalSec: optional<number>(env, "VECSYNC_SYNC_INTERVAL", PositiveInt, "a positive number of seconds") ?? 60,
     cdcPollMs: optional<number>(env, "VECSYNC_CDC_POLL_MS", PositiveInt, "a positive number of milliseconds") ?? 1000,
     freeVectorBudget: optional<number>(env, "VECSYNC_FREE_VECTOR_BUDGET", PositiveInt, "a positive integer") ?? 1_000_000,
+    workers: optional<number>(env, "VECSYNC_WORKERS", PositiveInt, "a positive integer") ?? 2,
+    otpIpLimit: optional<number>(env, "VECSYNC_OTP_IP_LIMIT", PositiveInt, "a positive integer") ?? 30,
     denyHosts: list(env.VECSYNC_DENY_HOSTS),
     allowHosts: list(env.VECSYNC_ALLOW_HOSTS),
     logLevel: optional<typeof LogLevel.infer>(env, "VECSYNC_LOG_LEVEL", LogLevel, "one of fatal, error, warn, info, debug, trace, silent") ?? "info",
