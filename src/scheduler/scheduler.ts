@@ -1,48 +1,83 @@
+import type { Db } from "../db/client.ts";
+import type { Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
+import { TaskCatalog, type TaskDefinition } from "./catalog.ts";
+import { CronJobs } from "./cron.ts";
+import { enqueue, type EnqueueInput } from "./enqueue.ts";
+import { TaskRunner, type RunnerOptions } from "./runner.ts";
+import type { DbOrTx, TaskRow } from "./types.ts";
 
 /**
- * The in-process task scheduler's lifecycle: a polling loop that can be started, asked whether it
- * is alive (for /readyz), and stopped so running work checkpoints before exit. What it polls —
- * the durable task queue — plugs in through `tick`.
+ * The in-process scheduler's lifecycle: task workers and periodic jobs, started and stopped
+ * together. `running` feeds /readyz; `stop()` is part of the SIGTERM shutdown (CONTRACT 1: exit
+ * within 10 s), so it is bounded by the runner's grace period plus a short wait for cron jobs.
  */
 export class Scheduler {
-  #timer: Timer | null = null;
-  #inFlight: Promise<void> | null = null;
-  #stopping = false;
-  readonly #tick: () => Promise<void>;
-  readonly #pollMs: number;
-  readonly #logger: Logger;
+  readonly #runner: TaskRunner;
+  readonly #cron: CronJobs;
+  #started = false;
 
-  constructor(opts: { tick: () => Promise<void>; pollMs: number; logger: Logger }) {
-    this.#tick = opts.tick;
-    this.#pollMs = opts.pollMs;
-    this.#logger = opts.logger;
+  constructor(parts: { runner: TaskRunner; cron: CronJobs }) {
+    this.#runner = parts.runner;
+    this.#cron = parts.cron;
   }
 
   get running(): boolean {
-    return this.#timer !== null && !this.#stopping;
+    return this.#started && this.#runner.started;
   }
 
   start(): void {
-    if (this.#timer) return;
-    this.#stopping = false;
-    this.#timer = setInterval(() => this.#runOnce(), this.#pollMs);
+    if (this.#started) return;
+    this.#started = true;
+    this.#runner.start();
+    this.#cron.start();
   }
 
-  #runOnce(): void {
-    if (this.#inFlight || this.#stopping) return; // one tick at a time
-    this.#inFlight = this.#tick()
-      .catch((err) => this.#logger.error({ err }, "scheduler tick failed"))
-      .finally(() => {
-        this.#inFlight = null;
-      });
-  }
-
-  /** Stops polling and waits for the current tick to finish. */
+  /** Stops claiming, lets running handlers checkpoint, hands back their tasks. Idempotent. */
   async stop(): Promise<void> {
-    this.#stopping = true;
-    if (this.#timer) clearInterval(this.#timer);
-    this.#timer = null;
-    await this.#inFlight;
+    if (!this.#started) return;
+    this.#started = false;
+    await Promise.all([this.#runner.stop(), this.#cron.stop(1_000)]);
   }
+}
+
+/** What domains use: register handlers and periodic jobs, queue work. */
+export type TaskService = {
+  register<P>(def: TaskDefinition<P>): void;
+  /**
+   * Queues a task with the registered type's priority and max attempts unless given. Pass the
+   * caller's transaction to make the task part of it.
+   */
+  enqueue(db: DbOrTx, input: EnqueueInput): Promise<TaskRow>;
+  /** A periodic job on croner, run while the scheduler runs. */
+  every(name: string, pattern: string, fn: () => Promise<void> | void): void;
+};
+
+export type TaskSystemOptions = Partial<RunnerOptions>;
+
+export function createTaskSystem(db: Db, clock: Clock, logger: Logger, opts: TaskSystemOptions = {}): { scheduler: Scheduler; tasks: TaskService } {
+  const catalog = new TaskCatalog();
+  const runner = new TaskRunner(db, catalog, clock, logger.child({ component: "scheduler" }), opts);
+  const cron = new CronJobs(logger.child({ component: "cron" }));
+  const tasks: TaskService = {
+    register: (def) => catalog.register(def),
+    async enqueue(tx, input) {
+      const def = catalog.get(input.taskType);
+      const row = await enqueue(tx, {
+        priority: def?.priority,
+        maxAttempts: def?.maxAttempts,
+        now: clock.now(),
+        ...stripUndefined(input),
+      });
+      // Inside a caller's transaction the row is not visible yet; the next poll finds it then.
+      runner.wake();
+      return row;
+    },
+    every: (name, pattern, fn) => cron.every(name, pattern, fn),
+  };
+  return { scheduler: new Scheduler({ runner, cron }), tasks };
+}
+
+function stripUndefined<T extends object>(o: T): T {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 }

@@ -1,0 +1,67 @@
+import type { Schema } from "../shared/validate.ts";
+import { TASK_DEFAULTS, type DbOrTx, type TaskProgress, type TaskRow, type TaskType } from "./types.ts";
+
+/** What a handler gets. The scheduler knows no domain: handlers close over the services they need. */
+export type TaskContext<P> = {
+  task: TaskRow;
+  /** The payload, validated against the definition's schema. */
+  payload: P;
+  /** Where the previous run got to; resume from here, never from zero (CONTRACT 8). */
+  progress: TaskProgress;
+  /**
+   * Records progress and extends the lease. Pass the transaction that wrote the work it covers so
+   * both commit together; throws if another worker took the task over (the transaction then
+   * rolls back).
+   */
+  checkpoint(progress: TaskProgress, tx?: DbOrTx): Promise<void>;
+  /**
+   * Aborted on shutdown (reason "shutdown": checkpoint and return or throw; the task is handed back
+   * without using up an attempt), on timeout, or when the lease was lost. Check it between batches.
+   */
+  signal: AbortSignal;
+};
+
+export type TaskDefinition<P = unknown> = {
+  taskType: TaskType;
+  /** Default priority for new tasks of this type; SPEC 2.10's when omitted. */
+  priority?: number;
+  /** CONTRACT 8's when omitted. */
+  maxAttempts?: number;
+  /** One run's limit; the signal aborts then and the run counts as a failed attempt. */
+  timeoutMs: number;
+  payload: Schema<P>;
+  handler(ctx: TaskContext<P>): Promise<void>;
+};
+
+/** A definition with the defaults filled in, as the runner uses it. */
+export type RegisteredTask = Required<Omit<TaskDefinition, "handler" | "payload">> & {
+  payload: Schema<unknown>;
+  handler(ctx: TaskContext<unknown>): Promise<void>;
+};
+
+/** Where domains register their handlers; workers only claim the types registered here. */
+export class TaskCatalog {
+  readonly #entries = new Map<TaskType, RegisteredTask>();
+
+  register<P>(def: TaskDefinition<P>): void {
+    if (this.#entries.has(def.taskType)) throw new Error(`task type ${def.taskType} is already registered`);
+    const defaults = TASK_DEFAULTS[def.taskType];
+    this.#entries.set(def.taskType, {
+      taskType: def.taskType,
+      priority: def.priority ?? defaults.priority,
+      maxAttempts: def.maxAttempts ?? defaults.maxAttempts,
+      timeoutMs: def.timeoutMs,
+      payload: def.payload as Schema<unknown>,
+      // The payload is validated against def.payload before the handler sees it.
+      handler: def.handler as (ctx: TaskContext<unknown>) => Promise<void>,
+    });
+  }
+
+  get(taskType: string): RegisteredTask | undefined {
+    return this.#entries.get(taskType as TaskType);
+  }
+
+  types(): TaskType[] {
+    return [...this.#entries.keys()];
+  }
+}

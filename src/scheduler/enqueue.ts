@@ -1,0 +1,45 @@
+import { newId } from "../shared/ids.ts";
+import { tasks } from "./tables.ts";
+import { INITIAL_PROGRESS, TASK_DEFAULTS, type DbOrTx, type TaskRow, type TaskType } from "./types.ts";
+
+export type EnqueueInput = {
+  orgId: string;
+  taskType: TaskType;
+  /** The vector table (or organization) the task works on. */
+  targetId: string;
+  payload: unknown;
+  /** Lower runs first; defaults to the type's priority (SPEC 2.10). */
+  priority?: number;
+  maxAttempts?: number;
+  /** Creation time; defaults to now. Pass the service clock's time for testable timestamps. */
+  now?: Date;
+};
+
+/**
+ * Queues a task. Pass the caller's transaction so the task exists exactly when the change that
+ * asked for it commits (e.g. an organization turned `deleting` and its `org_deletion` task).
+ * Workers in any process sharing the database pick it up.
+ */
+export async function enqueue(db: DbOrTx, input: EnqueueInput): Promise<TaskRow> {
+  const defaults = TASK_DEFAULTS[input.taskType];
+  const at = (input.now ?? new Date()).toISOString();
+  const [row] = await db
+    .insert(tasks)
+    .values({
+      id: newId(),
+      orgId: input.orgId,
+      taskType: input.taskType,
+      targetId: input.targetId,
+      status: "pending",
+      priority: input.priority ?? defaults.priority,
+      payload: input.payload ?? {},
+      progress: INITIAL_PROGRESS,
+      attempts: 0,
+      maxAttempts: input.maxAttempts ?? defaults.maxAttempts,
+      runAfter: at,
+      createdAt: at,
+      updatedAt: at,
+    })
+    .returning();
+  return row!;
+}

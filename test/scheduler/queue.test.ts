@@ -1,0 +1,216 @@
+import { describe, expect, test } from "bun:test";
+import { type } from "arktype";
+import { sql } from "drizzle-orm";
+import { TaskCatalog } from "../../src/scheduler/catalog.ts";
+import { enqueue } from "../../src/scheduler/enqueue.ts";
+import { claimNext } from "../../src/scheduler/queue.ts";
+import { AppError, DriverError } from "../../src/shared/errors.ts";
+import { eventually } from "../harness.ts";
+import { queueWorld, runnerFor, taskRow } from "./helpers.ts";
+
+const Payload = type({ n: "number" });
+const base = { orgId: "org1", targetId: "t1" };
+
+describe("happy", () => {
+  test("lower priority runs first, then the oldest", async () => {
+    await using world = await queueWorld();
+    const db = world.database.db;
+    const t0 = Date.UTC(2026, 0, 1);
+    // Enqueued out of order on purpose; created_at decides within a priority.
+    await enqueue(db, { ...base, taskType: "org_deletion", payload: { n: 1 }, now: new Date(t0) }); // priority 7
+    await enqueue(db, { ...base, taskType: "backfill", payload: { n: 2 }, priority: 5, now: new Date(t0 + 2) });
+    await enqueue(db, { ...base, taskType: "backfill", payload: { n: 3 }, now: new Date(t0 + 3) }); // priority 3
+    await enqueue(db, { ...base, taskType: "backfill", payload: { n: 4 }, priority: 5, now: new Date(t0 + 1) });
+    const order: number[] = [];
+    const catalog = new TaskCatalog();
+    for (const taskType of ["backfill", "org_deletion"] as const) {
+      catalog.register({ taskType, timeoutMs: 5_000, payload: Payload, handler: async ({ payload }) => void order.push(payload.n) });
+    }
+    await using runner = runnerFor(world.database, catalog, { workers: 1 });
+    runner.start();
+    await eventually(() => order.length === 4);
+    expect(order).toEqual([3, 4, 2, 1]);
+  });
+
+  test("success marks the task completed with finished_at; progress from checkpoints is kept", async () => {
+    await using world = await queueWorld();
+    const task = await enqueue(world.database.db, { ...base, taskType: "backfill", payload: { n: 3 } });
+    expect(task).toMatchObject({ status: "pending", priority: 3, maxAttempts: 3, attempts: 0, progress: { last_processed_pk: null, rows_processed: 0 } });
+    const catalog = new TaskCatalog();
+    catalog.register({
+      taskType: "backfill",
+      timeoutMs: 5_000,
+      payload: Payload,
+      handler: async ({ payload, checkpoint }) => {
+        for (let i = 1; i <= payload.n; i++) await checkpoint({ last_processed_pk: String(i), rows_processed: i });
+      },
+    });
+    await using runner = runnerFor(world.database, catalog);
+    runner.start();
+    const done = await eventually(async () => ((await taskRow(world.database, task.id)).status === "completed" ? taskRow(world.database, task.id) : null));
+    expect(done).toMatchObject({ attempts: 1, lockedBy: null, lockedUntil: null, lastError: null, progress: { last_processed_pk: "3", rows_processed: 3 } });
+    expect(done.finishedAt).not.toBeNull();
+  });
+
+  test("a retryable error is retried with back-off and can then succeed", async () => {
+    await using world = await queueWorld();
+    const task = await enqueue(world.database.db, { ...base, taskType: "backfill", payload: { n: 0 } });
+    let runs = 0;
+    const catalog = new TaskCatalog();
+    catalog.register({
+      taskType: "backfill",
+      timeoutMs: 5_000,
+      payload: Payload,
+      handler: async () => {
+        if (++runs < 3) throw new DriverError("provider answered 503", { retryable: true });
+      },
+    });
+    await using runner = runnerFor(world.database, catalog);
+    runner.start();
+    await eventually(async () => (await taskRow(world.database, task.id)).status === "completed");
+    expect(runs).toBe(3);
+    expect((await taskRow(world.database, task.id)).attempts).toBe(3);
+  });
+
+  test("tasks of types this process has no handler for are left alone", async () => {
+    await using world = await queueWorld();
+    const other = await enqueue(world.database.db, { ...base, taskType: "org_deletion", payload: {} });
+    const mine = await enqueue(world.database.db, { ...base, taskType: "backfill", payload: { n: 1 } });
+    const catalog = new TaskCatalog();
+    catalog.register({ taskType: "backfill", timeoutMs: 5_000, payload: Payload, handler: async () => {} });
+    await using runner = runnerFor(world.database, catalog);
+    runner.start();
+    await eventually(async () => (await taskRow(world.database, mine.id)).status === "completed");
+    expect((await taskRow(world.database, other.id)).status).toBe("pending");
+  });
+});
+
+describe("errors", () => {
+  test("a handler that keeps failing ends failed after max_attempts with last_error", async () => {
+    await using world = await queueWorld();
+    const task = await enqueue(world.database.db, { ...base, taskType: "backfill", payload: { n: 1 } });
+    let runs = 0;
+    const catalog = new TaskCatalog();
+    catalog.register({
+      taskType: "backfill",
+      timeoutMs: 5_000,
+      payload: Payload,
+      handler: async () => {
+        runs++;
+        throw new Error(`source unreachable (run ${runs})`);
+      },
+    });
+    await using runner = runnerFor(world.database, catalog);
+    runner.start();
+    const row = await eventually(async () => ((await taskRow(world.database, task.id)).status === "failed" ? taskRow(world.database, task.id) : null));
+    expect(runs).toBe(3);
+    expect(row).toMatchObject({ attempts: 3, maxAttempts: 3, lastError: "source unreachable (run 3)", lockedBy: null });
+    expect(row.finishedAt).not.toBeNull();
+  });
+
+  test.each([
+    ["an AppError", new AppError("not_found", "vector table not found")],
+    ["a non-retryable DriverError", new DriverError("authentication failed for user", { retryable: false })],
+  ])("%s fails the task at once", async (_, error) => {
+    await using world = await queueWorld();
+    const task = await enqueue(world.database.db, { ...base, taskType: "org_deletion", payload: { n: 1 } });
+    const catalog = new TaskCatalog();
+    catalog.register({ taskType: "org_deletion", timeoutMs: 5_000, payload: Payload, handler: async () => { throw error; } });
+    await using runner = runnerFor(world.database, catalog);
+    runner.start();
+    const row = await eventually(async () => ((await taskRow(world.database, task.id)).status === "failed" ? taskRow(world.database, task.id) : null));
+    expect(row).toMatchObject({ attempts: 1, maxAttempts: 5, lastError: error.message });
+  });
+
+  test("a payload that does not match the schema fails without running the handler", async () => {
+    await using world = await queueWorld();
+    const task = await enqueue(world.database.db, { ...base, taskType: "backfill", payload: { n: "three" } });
+    let ran = false;
+    const catalog = new TaskCatalog();
+    catalog.register({ taskType: "backfill", timeoutMs: 5_000, payload: Payload, handler: async () => void (ran = true) });
+    await using runner = runnerFor(world.database, catalog);
+    runner.start();
+    const row = await eventually(async () => ((await taskRow(world.database, task.id)).status === "failed" ? taskRow(world.database, task.id) : null));
+    expect(ran).toBe(false);
+    expect(row.lastError).toStartWith("invalid payload: n must be a number");
+  });
+
+  test("a run past its timeout is aborted and counts as a failed attempt", async () => {
+    await using world = await queueWorld();
+    const task = await enqueue(world.database.db, { ...base, taskType: "backfill", payload: { n: 1 }, maxAttempts: 2 });
+    const catalog = new TaskCatalog();
+    catalog.register({
+      taskType: "backfill",
+      timeoutMs: 50,
+      payload: Payload,
+      handler: ({ signal }) => new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason))),
+    });
+    await using runner = runnerFor(world.database, catalog);
+    runner.start();
+    const row = await eventually(async () => ((await taskRow(world.database, task.id)).status === "failed" ? taskRow(world.database, task.id) : null));
+    expect(row).toMatchObject({ attempts: 2, lastError: "the run timed out after 50 ms" });
+  });
+
+  test("a checkpoint inside a transaction that rolls back leaves progress as it was", async () => {
+    await using world = await queueWorld();
+    const db = world.database.db;
+    await world.database.client.execute("CREATE TABLE side_rows (pk INTEGER PRIMARY KEY)");
+    const task = await enqueue(db, { ...base, taskType: "backfill", payload: { n: 1 }, maxAttempts: 1 });
+    const catalog = new TaskCatalog();
+    catalog.register({
+      taskType: "backfill",
+      timeoutMs: 5_000,
+      payload: Payload,
+      handler: async ({ checkpoint }) => {
+        await db.transaction(async (tx) => {
+          await tx.run(sql`INSERT INTO side_rows (pk) VALUES (1)`);
+          await checkpoint({ last_processed_pk: "1", rows_processed: 1 }, tx);
+          throw new Error("embedding failed mid-batch");
+        });
+      },
+    });
+    await using runner = runnerFor(world.database, catalog);
+    runner.start();
+    const row = await eventually(async () => ((await taskRow(world.database, task.id)).status === "failed" ? taskRow(world.database, task.id) : null));
+    expect(row.progress).toEqual({ last_processed_pk: null, rows_processed: 0 });
+    expect((await world.database.client.execute("SELECT count(*) AS n FROM side_rows")).rows[0]!.n).toBe(0);
+  });
+});
+
+describe("leases", () => {
+  test("a task whose lease expired is claimed again and resumes from its progress", async () => {
+    await using world = await queueWorld();
+    const db = world.database.db;
+    const task = await enqueue(db, { ...base, taskType: "backfill", payload: { n: 10 } });
+    // A worker that claims, checkpoints, and then "dies" (never heartbeats again).
+    const dead = await claimNext(db, { workerId: "dead-worker", types: ["backfill"], now: new Date(), leaseMs: 100 });
+    expect(dead?.id).toBe(task.id);
+    await world.database.client.execute({ sql: "UPDATE tasks SET progress = ? WHERE id = ?", args: [JSON.stringify({ last_processed_pk: "4", rows_processed: 4 }), task.id] });
+    expect(await claimNext(db, { workerId: "eager", types: ["backfill"], now: new Date(), leaseMs: 100 })).toBeNull();
+    const resumedFrom: unknown[] = [];
+    const catalog = new TaskCatalog();
+    catalog.register({ taskType: "backfill", timeoutMs: 5_000, payload: Payload, handler: async ({ progress }) => void resumedFrom.push(progress) });
+    await Bun.sleep(120);
+    await using runner = runnerFor(world.database, catalog);
+    runner.start();
+    await eventually(async () => (await taskRow(world.database, task.id)).status === "completed");
+    expect(resumedFrom).toEqual([{ last_processed_pk: "4", rows_processed: 4 }]);
+    expect((await taskRow(world.database, task.id)).attempts).toBe(2);
+  });
+
+  test("a task that died on its last attempt is failed, not run again", async () => {
+    await using world = await queueWorld();
+    const db = world.database.db;
+    const task = await enqueue(db, { ...base, taskType: "backfill", payload: { n: 1 }, maxAttempts: 1 });
+    await claimNext(db, { workerId: "dead-worker", types: ["backfill"], now: new Date(), leaseMs: 1 });
+    await Bun.sleep(5);
+    let ran = false;
+    const catalog = new TaskCatalog();
+    catalog.register({ taskType: "backfill", timeoutMs: 5_000, payload: Payload, handler: async () => void (ran = true) });
+    await using runner = runnerFor(world.database, catalog);
+    runner.start();
+    const row = await eventually(async () => ((await taskRow(world.database, task.id)).status === "failed" ? taskRow(world.database, task.id) : null));
+    expect(ran).toBe(false);
+    expect(row.lastError).toBe("attempt 1 of 1 stopped without finishing (its worker died)");
+  });
+});
