@@ -1,11 +1,22 @@
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import type { Services } from "../src/services.ts";
 import { readLimited } from "../src/http/body.ts";
+import { AppError } from "../src/shared/errors.ts";
+import { authRouter } from "../src/domains/auth/rpc.ts";
+import { organizationsRouter } from "../src/domains/organizations/rpc.ts";
+import { apiKeysRouter } from "../src/domains/api-keys/rpc.ts";
+import { environmentsRouter } from "../src/domains/environments/rpc.ts";
+import { tasksRouter } from "../src/domains/tasks/rpc.ts";
 import { createRpcContext } from "./context.ts";
 import { publicProcedure, router } from "./init.ts";
 
 export const appRouter = router({
   health: publicProcedure.query(() => ({ status: "ok" as const })),
+  auth: authRouter,
+  organizations: organizationsRouter,
+  apiKeys: apiKeysRouter,
+  environments: environmentsRouter,
+  tasks: tasksRouter,
 });
 
 export type AppRouter = typeof appRouter;
@@ -14,7 +25,7 @@ export const TRPC_PREFIX = "/trpc";
 
 /** Serves tRPC over fetch; mounted by the HTTP app beside the REST routes. */
 export function trpcHandler(services: Services) {
-  return async (request: Request, requestId: string) => {
+  return async (request: Request, requestId: string, ip: string | null = null) => {
     // The same 1 MiB cap as REST: read (bounded) before tRPC sees the body.
     const body = request.method === "GET" || request.method === "HEAD" ? undefined : await readLimited(request);
     const req = new Request(request.url, { method: request.method, headers: request.headers, body });
@@ -22,7 +33,9 @@ export function trpcHandler(services: Services) {
       endpoint: TRPC_PREFIX,
       req,
       router: appRouter,
-      createContext: () => createRpcContext(services, request, requestId, null),
+      createContext: () => createRpcContext(services, request, requestId, ip),
+      // AppError headers (e.g. Retry-After on 429) reach tRPC clients as they reach REST ones.
+      responseMeta: ({ errors }) => ({ headers: Object.assign({}, ...errors.map((e) => (e.cause instanceof AppError ? e.cause.headers : {}))) }),
       onError: ({ error }) => {
         if (error.code === "INTERNAL_SERVER_ERROR") services.logger.error({ err: error.cause ?? error, request_id: requestId }, "unexpected rpc error");
       },

@@ -1,8 +1,10 @@
 import type { Config } from "./config.ts";
 import type { Database } from "./db/client.ts";
 import { createAuthenticator } from "./domains/auth/authenticator.ts";
+import { cleanupExpiredAuth } from "./domains/auth/cleanup.ts";
+import { registerOrganizationTasks } from "./domains/organizations/tasks.ts";
 import type { Authenticator } from "./http/auth.ts";
-import { Scheduler } from "./scheduler/scheduler.ts";
+import { createTaskSystem, type Scheduler, type TaskService } from "./scheduler/scheduler.ts";
 import { systemClock, type Clock } from "./shared/clock.ts";
 import type { Logger } from "./shared/log.ts";
 import { createMailer, type Mailer } from "./mail/mailer.ts";
@@ -14,6 +16,8 @@ export type Services = {
   clock: Clock;
   database: Database;
   scheduler: Scheduler;
+  /** The durable task queue: register handlers and periodic jobs, enqueue work. */
+  tasks: TaskService;
   authenticator: Authenticator;
   mailer: Mailer;
 };
@@ -21,10 +25,14 @@ export type Services = {
 export type Readiness = { ready: boolean; checks: Record<string, boolean> };
 
 export function buildServices(config: Config, database: Database, logger: Logger, clock: Clock = systemClock): Services {
-  const scheduler = new Scheduler({ tick: async () => {}, pollMs: 250, logger });
+  const { scheduler, tasks } = createTaskSystem(database.db, clock, logger, { workers: config.workers });
   const authenticator = createAuthenticator(database.db, config.jwtSecret, clock);
   const mailer = createMailer({ smtpUrl: config.smtpUrl, outbox: config.mailOutbox, logger });
-  return { config, logger, clock, database, scheduler, authenticator, mailer };
+  const services: Services = { config, logger, clock, database, scheduler, tasks, authenticator, mailer };
+  registerOrganizationTasks(services);
+  // Periodic clean-ups, run while the scheduler runs.
+  tasks.every("auth-cleanup", "*/10 * * * *", async () => void (await cleanupExpiredAuth(services)));
+  return services;
 }
 
 export async function readiness(services: Services): Promise<Readiness> {

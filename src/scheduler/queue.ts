@@ -100,3 +100,35 @@ export async function releaseLease(db: DbOrTx, taskId: string, workerId: string,
     .set({ status: "pending", lockedBy: null, lockedUntil: null, runAfter: iso(now), attempts: sql`max(${tasks.attempts} - 1, 0)`, updatedAt: iso(now) })
     .where(and(held(taskId, workerId), eq(tasks.status, "running")));
 }
+
+/**
+ * Ends the leases of tasks whose holder was a process on this host that no longer exists, so a
+ * service restarted after a crash resumes them at once instead of after the lease runs out.
+ * A live pid (or one reused by another process) keeps its lease: the safe direction.
+ */
+export async function expireOrphanedLeases(db: DbOrTx, host: string, now: Date, isAlive: (pid: number) => boolean): Promise<string[]> {
+  const running = await db
+    .select({ id: tasks.id, lockedBy: tasks.lockedBy })
+    .from(tasks)
+    .where(and(eq(tasks.status, "running"), sql`${tasks.lockedBy} LIKE ${`${host}:%`}`));
+  const orphaned = running.filter((t) => {
+    const pid = Number(t.lockedBy?.slice(host.length + 1).split(":")[0]);
+    return Number.isInteger(pid) && pid > 0 && !isAlive(pid);
+  });
+  for (const t of orphaned) {
+    await db
+      .update(tasks)
+      .set({ lockedUntil: iso(now), updatedAt: iso(now) })
+      .where(and(eq(tasks.id, t.id), eq(tasks.status, "running"), sql`${tasks.lockedBy} = ${t.lockedBy}`));
+  }
+  return orphaned.map((t) => t.id);
+}
+
+export function processIsAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}

@@ -57,7 +57,9 @@ export class TaskRunner {
   readonly #clock: Clock;
   readonly #logger: Logger;
   readonly #opts: RunnerOptions;
+  // host:pid first: after a crash, the restarted service recognises its dead predecessor's leases.
   readonly #instance = `${hostname()}:${process.pid}:${newId().slice(0, 8)}`;
+  #recovered: Promise<void> = Promise.resolve();
   readonly #active = new Map<string, Active>();
   readonly #wakers = new Set<() => void>();
   #loops: Promise<void>[] = [];
@@ -78,6 +80,12 @@ export class TaskRunner {
   start(): void {
     if (this.#loops.length) return;
     this.#stopping = false;
+    this.#recovered = queue
+      .expireOrphanedLeases(this.#db, hostname(), this.#clock.now(), queue.processIsAlive)
+      .then((ids) => {
+        if (ids.length) this.#logger.info({ tasks: ids }, "resuming tasks of a process that died");
+      })
+      .catch((err) => this.#logger.warn({ err }, "orphaned lease recovery failed"));
     for (let i = 0; i < this.#opts.workers; i++) this.#loops.push(this.#loop(`${this.#instance}:${i}`));
   }
 
@@ -105,6 +113,7 @@ export class TaskRunner {
   }
 
   async #loop(loopId: string): Promise<void> {
+    await this.#recovered;
     for (let claim = 1; !this.#stopping; claim++) {
       // One `locked_by` per claim, not per loop: a handler abandoned after a timeout must not pass
       // the fence if this same loop claims its task again.

@@ -1,0 +1,54 @@
+import { and, asc, eq, isNull } from "drizzle-orm";
+import type { Db } from "../../db/client.ts";
+import { apiKeys } from "./tables.ts";
+
+// Named queries over api_keys; every one is scoped by organization.
+
+/** Either the database or an open transaction: the queries below run in both. */
+export type Executor = Pick<Db, "select" | "insert" | "update" | "delete">;
+
+/**
+ * True when a write failed on a UNIQUE constraint (drizzle wraps the libSQL error as its cause).
+ * Name checks run before inserts for a clear answer; this catches the race between two requests.
+ */
+export function isUniqueViolation(err: unknown): boolean {
+  for (let e: unknown = err; e instanceof Error; e = e.cause) {
+    if (/UNIQUE constraint failed/i.test(e.message)) return true;
+  }
+  return false;
+}
+
+export type ApiKeyRow = typeof apiKeys.$inferSelect;
+
+export async function insertApiKey(db: Executor, row: ApiKeyRow): Promise<void> {
+  await db.insert(apiKeys).values(row);
+}
+
+/** The organization's keys, or only those `createdBy` made; revoked keys included (SPEC 4.2). */
+export function listApiKeys(db: Executor, orgId: string, createdBy: string | null): Promise<ApiKeyRow[]> {
+  const scope = createdBy === null ? eq(apiKeys.orgId, orgId) : and(eq(apiKeys.orgId, orgId), eq(apiKeys.createdBy, createdBy));
+  return db.select().from(apiKeys).where(scope).orderBy(asc(apiKeys.createdAt), asc(apiKeys.id));
+}
+
+export async function findApiKey(db: Executor, orgId: string, keyId: string): Promise<ApiKeyRow | undefined> {
+  const [row] = await db.select().from(apiKeys).where(and(eq(apiKeys.orgId, orgId), eq(apiKeys.id, keyId)));
+  return row;
+}
+
+export async function revokeApiKey(db: Executor, orgId: string, keyId: string, at: string): Promise<void> {
+  await db.update(apiKeys).set({ revokedAt: at }).where(and(eq(apiKeys.orgId, orgId), eq(apiKeys.id, keyId), isNull(apiKeys.revokedAt)));
+}
+
+/** A member removed or leaving loses every key they made in that organization (SPEC 3.4). */
+export async function revokeMemberApiKeys(db: Executor, orgId: string, userId: string, at: string): Promise<void> {
+  await db.update(apiKeys).set({ revokedAt: at }).where(and(eq(apiKeys.orgId, orgId), eq(apiKeys.createdBy, userId), isNull(apiKeys.revokedAt)));
+}
+
+/** Organization deletion cuts every key off at once (CONTRACT 4). */
+export async function revokeOrganizationApiKeys(db: Executor, orgId: string, at: string): Promise<void> {
+  await db.update(apiKeys).set({ revokedAt: at }).where(and(eq(apiKeys.orgId, orgId), isNull(apiKeys.revokedAt)));
+}
+
+export async function deleteOrganizationApiKeys(db: Executor, orgId: string): Promise<void> {
+  await db.delete(apiKeys).where(eq(apiKeys.orgId, orgId));
+}

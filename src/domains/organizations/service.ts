@@ -1,0 +1,70 @@
+import type { Services } from "../../services.ts";
+import type { UserActor } from "../../shared/actor.ts";
+import { AppError } from "../../shared/errors.ts";
+import { newId } from "../../shared/ids.ts";
+import { enqueue } from "../../scheduler/enqueue.ts";
+import { isUniqueViolation, revokeOrganizationApiKeys } from "../api-keys/repo.ts";
+import { issueApiKey } from "../api-keys/service.ts";
+import { insertNamedEnvironment } from "../environments/service.ts";
+import { PROD_ENVIRONMENT } from "../environments/schemas.ts";
+import { membershipOf, requireOrgRole } from "./access.ts";
+import { presentOrganization } from "./present.ts";
+import { findOrganizationByName, insertMember, insertOrganization, markOrganizationDeleting, type OrganizationRow } from "./repo.ts";
+import type { CreateOrganization, Organization } from "./schemas.ts";
+
+/** The name of the key handed out with a new membership (CONTRACT 4). */
+export const FIRST_KEY_NAME = "default";
+export const NEW_ORGANIZATION_TIER = "free";
+
+const nameTaken = (name: string) => new AppError("name_taken", `An organization named "${name}" already exists`);
+
+/**
+ * POST /v1/organizations: the caller becomes owner; the `prod` environment and the owner's first
+ * API key are created in the same transaction, so no organization exists without them.
+ */
+export async function createOrganization(services: Services, actor: UserActor, input: CreateOrganization): Promise<{ organization: Organization; api_key: string }> {
+  const db = services.database.db;
+  if (await findOrganizationByName(db, input.name)) throw nameTaken(input.name);
+  const now = services.clock.now();
+  const at = now.toISOString();
+  const org: OrganizationRow = { id: newId(), name: input.name, status: "active", tier: NEW_ORGANIZATION_TIER, createdAt: at };
+  try {
+    const raw = await db.transaction(async (tx) => {
+      await insertOrganization(tx, org);
+      await insertMember(tx, { id: newId(), orgId: org.id, userId: actor.userId, role: "owner", createdAt: at });
+      await insertNamedEnvironment(tx, org.id, PROD_ENVIRONMENT, now);
+      const key = await issueApiKey(tx, { orgId: org.id, userId: actor.userId, name: FIRST_KEY_NAME, permission: "full", now });
+      return key.raw;
+    });
+    return { organization: presentOrganization(org), api_key: raw };
+  } catch (err) {
+    if (isUniqueViolation(err)) throw nameTaken(input.name);
+    throw err;
+  }
+}
+
+export async function getOrganization(services: Services, actor: UserActor, orgId: string): Promise<Organization> {
+  const { org } = await membershipOf(services.database.db, orgId, actor.userId);
+  return presentOrganization(org);
+}
+
+/**
+ * DELETE /v1/organizations/{id}: owner only. The organization turns `deleting`, its keys stop
+ * working at once, and an `org_deletion` task removes everything (deletion.ts).
+ */
+export async function deleteOrganization(services: Services, actor: UserActor, orgId: string): Promise<{ organization_id: string; status: "deleting"; task_id: string }> {
+  const db = services.database.db;
+  const membership = await membershipOf(db, orgId, actor.userId);
+  requireOrgRole(membership, ["owner"], "delete it");
+  const deleting = () => new AppError("organization_deleting", "The organization is already being deleted");
+  if (membership.org.status === "deleting") throw deleting();
+  const now = services.clock.now();
+  const taskId = await db.transaction(async (tx) => {
+    if (!(await markOrganizationDeleting(tx, orgId))) throw deleting();
+    await revokeOrganizationApiKeys(tx, orgId, now.toISOString());
+    const task = await enqueue(tx, { orgId, taskType: "org_deletion", targetId: orgId, payload: { organization_id: orgId }, priority: 7, maxAttempts: 5, now });
+    return task.id;
+  });
+  services.logger.info({ org_id: orgId, task_id: taskId }, "organization deletion requested");
+  return { organization_id: orgId, status: "deleting", task_id: taskId };
+}

@@ -1,0 +1,54 @@
+// Two organizations with a bit of everything, for the authorization tests. Later issues add their
+// resources (connections, vector tables, tasks…) here and their routes to the tables that use it.
+import { enqueue } from "../../src/scheduler/enqueue.ts";
+import type { TestApp } from "../harness.ts";
+import { addMember, newOrganization, readOnlyKey, type Bearer, type OrgMember, type TestOrg, json } from "../domains/organizations/fixtures.ts";
+
+export type Tenant = TestOrg & {
+  admin: OrgMember;
+  member: OrgMember;
+  readOnly: Bearer;
+  /** A spare key made by the member. */
+  keyId: string;
+  /** The owner's first key. */
+  ownerKeyId: string;
+  environmentId: string;
+  invitationId: string;
+  /** A queued task of the organization (a backfill of a made-up target: nothing runs it here). */
+  taskId: string;
+};
+
+export type World = { a: Tenant; b: Tenant };
+
+async function tenant(app: TestApp): Promise<Tenant> {
+  const org = await newOrganization(app);
+  const admin = await addMember(app, org, "admin");
+  const member = await addMember(app, org, "member");
+  const readOnly = await readOnlyKey(app, org.owner);
+  const key = await json(await app.request("POST", "/v1/api-keys", { headers: member.key, body: { name: "spare" } }));
+  const env = await json(await app.request("POST", "/v1/environments", { headers: org.owner.key, body: { name: "staging" } }));
+  const inv = await json(await app.request("POST", `/v1/organizations/${org.id}/invitations`, { headers: org.owner.jwt, body: { email: `pending-${org.id}@example.com`, role: "member" } }));
+  const keys = (await json(await app.request("GET", "/v1/api-keys", { headers: org.owner.key }))).data as { id: string; created_by: string }[];
+  const ownerKeyId = keys.find((k) => k.created_by === org.owner.user.userId)!.id;
+  const task = await enqueue(app.services.database.db, { orgId: org.id, taskType: "backfill", targetId: `vt-of-${org.id}`, payload: {}, now: app.services.clock.now() });
+  return { ...org, admin, member, readOnly, keyId: key.api_key.id, ownerKeyId, environmentId: env.id, invitationId: inv.id, taskId: task.id };
+}
+
+export async function buildWorld(app: TestApp): Promise<World> {
+  return { a: await tenant(app), b: await tenant(app) };
+}
+
+/** Path parameters filled with the tenant's real ids (unknown names get a well-formed dummy id). */
+export function fillPath(path: string, t: Tenant): string {
+  const ids: Record<string, string> = {
+    org_id: t.id,
+    user_id: t.member.user.userId,
+    key_id: t.keyId,
+    environment_id: t.environmentId,
+    task_id: t.taskId,
+    token: "not-a-real-invitation-token",
+  };
+  return path.replace(/:([a-z_]+)/g, (_, name: string) => ids[name] ?? "0000000000000000000000000a");
+}
+
+export const routeKey = (r: { method: string; path: string }) => `${r.method} ${r.path}`;
