@@ -9,9 +9,9 @@ describe("happy", () => {
   test("services.tasks queues with the registered defaults and the started scheduler runs it", async () => {
     await using app = await createTestApp({ env: { VECSYNC_WORKERS: "1" } });
     const { tasks: queue, scheduler, database } = app.services;
-    const seen: string[] = [];
-    queue.register({ taskType: "org_deletion", timeoutMs: 5_000, payload: type({ org_id: "string" }), handler: async ({ payload }) => void seen.push(payload.org_id) });
-    const row = await database.db.transaction((tx) => queue.enqueue(tx, { orgId: "o1", taskType: "org_deletion", targetId: "o1", payload: { org_id: "o1" } }));
+    // org_deletion is registered by the service itself; deleting an organization that has no
+    // records left is a no-op that completes (the handler is idempotent).
+    const row = await database.db.transaction((tx) => queue.enqueue(tx, { orgId: "o1", taskType: "org_deletion", targetId: "o1", payload: { organization_id: "o1" } }));
     expect(row).toMatchObject({ status: "pending", priority: 7, maxAttempts: 5, attempts: 0 });
     expect(scheduler.running).toBe(false);
     expect((await app.request("GET", "/readyz")).status).toBe(503);
@@ -19,7 +19,6 @@ describe("happy", () => {
     expect(scheduler.running).toBe(true);
     expect((await app.request("GET", "/readyz")).status).toBe(200);
     await eventually(async () => (await database.db.select().from(tasks).where(eq(tasks.id, row.id)))[0]?.status === "completed");
-    expect(seen).toEqual(["o1"]);
     await scheduler.stop();
     expect(scheduler.running).toBe(false);
   });
