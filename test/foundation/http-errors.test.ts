@@ -5,6 +5,7 @@ import { buildApp } from "../../src/http/app.ts";
 import { defineRoute } from "../../src/http/route.ts";
 import { AppError } from "../../src/shared/errors.ts";
 import { createTestApp, type TestApp } from "../harness.ts";
+import { json } from "../helpers/http.ts";
 
 const Echo = type({ name: "1 <= string <= 10", "count?": "number.integer >= 0" });
 
@@ -25,9 +26,9 @@ let base: string;
 beforeAll(async () => {
   testApp = await createTestApp();
   const app = buildApp(testApp.services, testRoutes);
-  app.listen({ hostname: "127.0.0.1", port: 0 });
+  void app.listen({ hostname: "127.0.0.1", port: 0 });
   base = `http://127.0.0.1:${app.server!.port}`;
-  server = { stop: () => app.stop(true) };
+  server = { stop: async () => void (await app.stop(true)) };
 });
 afterAll(async () => {
   await server.stop();
@@ -41,7 +42,7 @@ describe("happy", () => {
   test("a valid body reaches the handler and answers the route's status", async () => {
     const res = await post("/t/echo", JSON.stringify({ name: "ada", count: 2 }));
     expect(res.status).toBe(201);
-    expect(await res.json()).toEqual({ echoed: { name: "ada", count: 2 } });
+    expect(await json(res)).toEqual({ echoed: { name: "ada", count: 2 } });
   });
 
   test("every response carries an x-request-id, and a safe incoming one is echoed", async () => {
@@ -64,7 +65,7 @@ describe("errors", () => {
   test("malformed JSON → 400 validation_error", async () => {
     const res = await post("/t/echo", '{"name": ');
     expect(res.status).toBe(400);
-    const body = await res.json();
+    const body = await json(res);
     expect(body.error.code).toBe("validation_error");
     expect(body.error.message).toContain("malformed");
   });
@@ -72,7 +73,7 @@ describe("errors", () => {
   test("schema violations list each path and problem", async () => {
     const res = await post("/t/echo", JSON.stringify({ name: "", count: -1 }));
     expect(res.status).toBe(400);
-    const body = await res.json();
+    const body = await json(res);
     expect(body.error.code).toBe("validation_error");
     const paths = body.error.details.map((d: { path: string }) => d.path).sort();
     expect(paths).toEqual(["count", "name"]);
@@ -81,21 +82,21 @@ describe("errors", () => {
   test("a missing body on a route that needs one is a validation error, not a crash", async () => {
     const res = await fetch(base + "/t/echo", { method: "POST" });
     expect(res.status).toBe(400);
-    expect((await res.json()).error.details[0].path).toBe("name");
+    expect((await json(res)).error.details[0].path).toBe("name");
   });
 
   test("JSON nested deeper than 32 levels → 400", async () => {
     const deep = "[".repeat(40) + "]".repeat(40);
     const res = await post("/t/echo", deep);
     expect(res.status).toBe(400);
-    expect((await res.json()).error.message).toContain("deep");
+    expect((await json(res)).error.message).toContain("deep");
   });
 
   test("a body over 1 MiB → 413 payload_too_large, declared or streamed", async () => {
     const big = JSON.stringify({ name: "x", pad: "a".repeat(1024 * 1024) });
     const declared = await post("/t/echo", big);
     expect(declared.status).toBe(413);
-    expect((await declared.json()).error.code).toBe("payload_too_large");
+    expect((await json(declared)).error.code).toBe("payload_too_large");
 
     const chunk = new TextEncoder().encode("a".repeat(64 * 1024));
     let sent = 0;
@@ -120,7 +121,7 @@ describe("errors", () => {
   test("unknown route → 404 with the error body", async () => {
     const res = await fetch(base + "/v1/nothing-here");
     expect(res.status).toBe(404);
-    expect(await res.json()).toEqual({ error: { code: "not_found", message: "No such route" } });
+    expect(await json(res)).toEqual({ error: { code: "not_found", message: "No such route" } });
   });
 
   test("an unexpected error → 500 internal, with no stack or internals", async () => {
@@ -135,7 +136,7 @@ describe("errors", () => {
   test("our own errors keep their status, code and headers", async () => {
     const conflict = await fetch(base + "/t/conflict");
     expect(conflict.status).toBe(409);
-    expect((await conflict.json()).error.code).toBe("name_taken");
+    expect((await json(conflict)).error.code).toBe("name_taken");
     const limited = await fetch(base + "/t/limited");
     expect(limited.status).toBe(429);
     expect(limited.headers.get("retry-after")).toBe("7");
@@ -144,7 +145,7 @@ describe("errors", () => {
   test("a key route without credentials → 401 unauthorized", async () => {
     const missing = await fetch(base + "/t/key");
     expect(missing.status).toBe(401);
-    expect((await missing.json()).error.code).toBe("unauthorized");
+    expect((await json(missing)).error.code).toBe("unauthorized");
     const malformed = await fetch(base + "/t/key", { headers: { authorization: "Bearer vsk_nope" } });
     expect(malformed.status).toBe(401);
     const wrongScheme = await fetch(base + "/t/key", { headers: { authorization: "Basic abc" } });

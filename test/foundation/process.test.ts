@@ -3,6 +3,7 @@ import { describe, expect, test } from "bun:test";
 import { statSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { BUN, ROOT, startProcess, tempDir } from "../harness.ts";
+import { json } from "../helpers/http.ts";
 
 const run = (args: string[], env: Record<string, string> = {}) => {
   const out = Bun.spawnSync([BUN, join(ROOT, "src/main.ts"), ...args], { cwd: ROOT, env: { ...process.env, VECSYNC_LOG_LEVEL: "silent", ...env } });
@@ -15,10 +16,10 @@ describe("happy", () => {
     expect(svc.stdout().split("\n")[0]).toMatch(/^vecsync listening on http:\/\/127\.0\.0\.1:\d+$/);
     const health = await fetch(`${svc.url}/healthz`);
     expect(health.status).toBe(200);
-    expect(await health.json()).toEqual({ status: "ok" });
+    expect(await json(health)).toEqual({ status: "ok" });
     const ready = await fetch(`${svc.url}/readyz`);
     expect(ready.status).toBe(200);
-    expect((await ready.json()).checks).toEqual({ database: true, scheduler: true });
+    expect((await json(ready)).checks).toEqual({ database: true, scheduler: true });
     const started = Date.now();
     expect(await svc.stop("SIGTERM")).toBe(0);
     expect(Date.now() - started).toBeLessThan(10_000);

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { TRPCClientError } from "@trpc/client";
 import { createVecsyncClient } from "../../rpc/client.ts";
 import { startProcess, type RunningProcess } from "../harness.ts";
+import { json } from "../helpers/http.ts";
 
 let svc: RunningProcess;
 beforeAll(async () => {
@@ -21,7 +22,7 @@ describe("tRPC", () => {
   test("an unknown procedure is a 404 carrying our error code", async () => {
     const res = await fetch(`${svc.url}/trpc/nope`);
     expect(res.status).toBe(404);
-    expect((await res.json()).error.data.vecsync.code).toBe("not_found");
+    expect((await json(res)).error.data.vecsync.code).toBe("not_found");
     expect(res.headers.get("x-request-id")).toBeTruthy();
   });
 
@@ -34,7 +35,7 @@ describe("tRPC", () => {
   test("tRPC bodies over 1 MiB → 413", async () => {
     const res = await fetch(`${svc.url}/trpc/health`, { method: "POST", body: "x".repeat(1024 * 1024 + 1), headers: { "content-type": "application/json" } });
     expect(res.status).toBe(413);
-    expect((await res.json()).error.code).toBe("payload_too_large");
+    expect((await json(res)).error.code).toBe("payload_too_large");
   });
 });
 
@@ -42,7 +43,7 @@ describe("OpenAPI and docs", () => {
   test("GET /v1/openapi.json is an OpenAPI 3.1 document listing the routes", async () => {
     const res = await fetch(`${svc.url}/v1/openapi.json`);
     expect(res.status).toBe(200);
-    const doc = await res.json();
+    const doc = await json(res);
     expect(doc.openapi).toBe("3.1.0");
     expect(Object.keys(doc.paths)).toContain("/healthz");
     expect(doc.paths["/healthz"].get.responses["200"].content["application/json"].schema.properties.status).toBeDefined();
