@@ -6,7 +6,7 @@ import { Index, MetricKind, ScalarKind } from "usearch";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadSqliteVec } from "./native.ts";
+import { loadSqliteVec, usearchVersion } from "./native.ts";
 
 export type EngineReport = { engine: string; ok: boolean; version?: string; error?: string };
 
@@ -33,7 +33,7 @@ export async function selfCheck(): Promise<EngineReport[]> {
         index.add(1n, new Float32Array([1, 0, 0]));
         const hit = index.search(new Float32Array([1, 0, 0]), 1, 0);
         if (hit.keys[0] !== 1n) throw new Error("search did not find the vector it was given");
-        return "ok";
+        return usearchVersion();
       }),
       await check("sqlite-vec", () => {
         const db = loadSqliteVec(join(dir, "vec.db"));

@@ -1,0 +1,119 @@
+// The single binary (issue: one binary): built fresh by the real build script, copied alone into
+// an empty directory, run with a clean environment and an empty native cache. Every native engine
+// must load from what the binary carries, and the service must serve, migrate and stop cleanly.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { chmodSync, copyFileSync, mkdirSync, readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { BUN, ROOT, startProcess, tempDir } from "../harness.ts";
+
+const ENGINES = ["libsql", "usearch", "sqlite-vec", "duckdb"];
+const BUILD_TIMEOUT_MS = 180_000;
+
+const work = tempDir("vecsync-binary-");
+const appDir = join(work.path, "app");
+const binary = join(appDir, "vecsync");
+
+/** A fresh, empty HOME (so a fresh native cache) per call. */
+function freshHome(): string {
+  const home = join(work.path, `home-${crypto.randomUUID().slice(0, 8)}`);
+  mkdirSync(home);
+  return home;
+}
+
+/** Nothing from this machine's environment but PATH: no NODE_PATH, no cache settings. */
+function cleanEnv(extra: Record<string, string>): Record<string, string> {
+  return { PATH: process.env.PATH ?? "/usr/bin:/bin", ...extra };
+}
+
+async function versionCheck(env: Record<string, string>) {
+  const proc = Bun.spawn([binary, "version", "--check"], { cwd: appDir, env, stdout: "pipe", stderr: "pipe" });
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  return { code, stderr, report: JSON.parse(stdout) as { version: string; engines: { engine: string; ok: boolean; version?: string; error?: string }[] } };
+}
+
+function expectEveryEngineOk(report: Awaited<ReturnType<typeof versionCheck>>["report"]) {
+  expect(report.engines.map((e) => e.engine).sort()).toEqual([...ENGINES].sort());
+  for (const engine of report.engines) {
+    expect({ engine: engine.engine, ok: engine.ok, error: engine.error }).toEqual({ engine: engine.engine, ok: true, error: undefined });
+    expect(engine.version).toMatch(/\d+\.\d+\.\d+/);
+  }
+}
+
+const cachedEngines = (root: string) => readdirSync(join(root, "native")).map((d) => d.replace(/-\d.*$/, "")).sort();
+
+beforeAll(() => {
+  const outfile = join(work.path, "build", "vecsync");
+  const started = performance.now();
+  const build = Bun.spawnSync([BUN, "run", join(ROOT, "scripts/build.ts"), "--outfile", outfile], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+  if (build.exitCode !== 0) throw new Error(`build failed: ${build.stderr.toString()}${build.stdout.toString()}`);
+  console.log(`${build.stdout.toString().trim()} (test build: ${((performance.now() - started) / 1000).toFixed(1)} s)`);
+  // Only the binary travels: an empty directory, far from node_modules.
+  mkdirSync(appDir);
+  copyFileSync(outfile, binary);
+  chmodSync(binary, 0o755);
+  expect(readdirSync(appDir)).toEqual(["vecsync"]);
+}, BUILD_TIMEOUT_MS);
+
+afterAll(() => work[Symbol.dispose]());
+
+describe("happy", () => {
+  test("version --check loads every engine from the binary alone", async () => {
+    const home = freshHome();
+    const { code, stderr, report } = await versionCheck(cleanEnv({ HOME: home }));
+    expect(stderr).toBe("");
+    expect(code).toBe(0);
+    expectEveryEngineOk(report);
+    // The engines were written out into the fresh cache under HOME, one directory each.
+    expect(cachedEngines(join(home, ".cache", "vecsync"))).toEqual([...ENGINES].sort());
+  });
+
+  test("concurrent first starts share one cache and both succeed", async () => {
+    const home = freshHome();
+    const runs = await Promise.all([versionCheck(cleanEnv({ HOME: home })), versionCheck(cleanEnv({ HOME: home }))]);
+    for (const run of runs) {
+      expect(run.code).toBe(0);
+      expectEveryEngineOk(run.report);
+    }
+    const nativeRoot = join(home, ".cache", "vecsync", "native");
+    const leftovers = readdirSync(nativeRoot).flatMap((d) => readdirSync(join(nativeRoot, d))).filter((f) => f.endsWith(".tmp"));
+    expect(leftovers).toEqual([]);
+  });
+
+  test("falls back to a private directory in TMPDIR when HOME cannot be written", async () => {
+    const tmp = freshHome();
+    const { code, report } = await versionCheck(cleanEnv({ HOME: "/proc/vecsync-no-home", TMPDIR: tmp }));
+    expect(code).toBe(0);
+    expectEveryEngineOk(report);
+    const root = join(tmp, `vecsync-${process.getuid?.() ?? "user"}`);
+    expect(statSync(root).mode & 0o777).toBe(0o700);
+    expect(cachedEngines(root)).toEqual([...ENGINES].sort());
+  });
+
+  test("serves a fresh data dir: health, readiness, OpenAPI, the embedded docs script, clean SIGTERM", async () => {
+    // startProcess starts from this process's environment; blank out what could leak in.
+    await using proc = await startProcess({ cmd: [binary], cwd: appDir, env: { HOME: freshHome(), NODE_PATH: "", XDG_CACHE_HOME: "" } });
+
+    const health = await fetch(`${proc.url}/healthz`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toEqual({ status: "ok" });
+
+    // Ready means the migrations ran on the fresh data dir and the scheduler is up.
+    const ready = await fetch(`${proc.url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(readdirSync(proc.dataDir)).toContain("vecsync.db");
+
+    const openApi = (await (await fetch(`${proc.url}/v1/openapi.json`)).json()) as { openapi: string; paths: Record<string, unknown> };
+    expect(openApi.openapi).toBe("3.1.0");
+    expect(Object.keys(openApi.paths)).toContain("/healthz");
+
+    const script = await fetch(`${proc.url}/docs/scalar.js`);
+    expect(script.status).toBe(200);
+    expect(script.headers.get("content-type")).toStartWith("text/javascript");
+    const scalarSource = Bun.resolveSync("@scalar/api-reference/browser/standalone.js", ROOT);
+    expect((await script.arrayBuffer()).byteLength).toBe(statSync(scalarSource).size);
+
+    const started = performance.now();
+    expect(await proc.stop("SIGTERM")).toBe(0);
+    expect(performance.now() - started).toBeLessThan(10_000);
+  });
+});
