@@ -1,0 +1,156 @@
+// The machinery shared by the three hosted drivers, written once: model check, truncation,
+// batching on both per-request ceilings, a pool of requests in flight, the shared governor,
+// retries (http.ts), answer validation and counting. A driver only describes its wire format.
+import { DriverError } from "../../shared/errors.ts";
+import { planBatches } from "./batching.ts";
+import { findModel, validateModelChoice, type ModelSpec, type ProviderName } from "./catalog.ts";
+import { governorFor, type RateGovernor } from "./governor.ts";
+import { send, type UpstreamRequest } from "./http.ts";
+import { count, emptyStats, type EmbeddingStats } from "./stats.ts";
+import { estimateTokens, truncateToTokens } from "./tokens.ts";
+import type { EmbedKind, EmbeddingProvider, EmbedOptions, HostedTuning } from "./types.ts";
+
+export type WireBatch = { spec: ModelSpec; texts: string[]; dimensions: number; kind: EmbedKind };
+
+/** What a parsed answer holds: vectors in input order and the provider's token count if given. */
+export type WireAnswer = { vectors: unknown[]; tokens: number | null };
+
+export interface WireFormat {
+  readonly provider: Exclude<ProviderName, "local">;
+  /** True when the provider cuts over-long inputs itself (we then cut only loosely). */
+  readonly serverTruncates: boolean;
+  request(base: string, apiKey: string, batch: WireBatch): UpstreamRequest;
+  /** Pulls vectors out of the answer; throws a plain Error with what is wrong with its shape. */
+  parse(json: unknown): WireAnswer;
+}
+
+export type HostedOptions = { apiKey: string; baseUrl: string; tuning: HostedTuning };
+
+export class HostedProvider implements EmbeddingProvider {
+  readonly stats: EmbeddingStats = emptyStats();
+  readonly provider: Exclude<ProviderName, "local">;
+  private readonly governor: RateGovernor;
+
+  constructor(
+    private readonly wire: WireFormat,
+    private readonly opts: HostedOptions,
+  ) {
+    this.provider = wire.provider;
+    this.governor = governorFor(wire.provider, opts.baseUrl, opts.apiKey, opts.tuning.rateLimits, { burstSec: opts.tuning.burstSec });
+  }
+
+  async embed(texts: string[], opts: EmbedOptions): Promise<Float32Array[]> {
+    try {
+      return await this.embedAll(texts, opts);
+    } catch (err) {
+      count(this.provider, this.stats, { failures: 1 });
+      throw err;
+    }
+  }
+
+  private checkInputs(texts: string[], opts: EmbedOptions): ModelSpec {
+    const problems = validateModelChoice(this.provider, opts.model, opts.dimensions);
+    if (problems.length > 0) throw new DriverError(`${this.provider}: ${problems.map((p) => p.message).join("; ")}`, { retryable: false });
+    const empty = texts.findIndex((t) => t.trim() === "");
+    // Providers reject empty inputs; failing here costs the user nothing.
+    if (empty >= 0) throw new DriverError(`${this.provider}: input ${empty} is empty`, { retryable: false });
+    return findModel(this.provider, opts.model)!;
+  }
+
+  private async embedAll(texts: string[], opts: EmbedOptions): Promise<Float32Array[]> {
+    const spec = this.checkInputs(texts, opts);
+    if (texts.length === 0) return [];
+    const { tuning } = this.opts;
+    const maxInputs = Math.min(spec.maxInputsPerRequest, tuning.maxInputsPerRequest ?? Infinity);
+    // A request no larger than a quarter of the governor's bucket keeps several in flight.
+    const maxTokens = Math.min(spec.maxTokensPerRequest, tuning.maxTokensPerRequest ?? Infinity, Math.max(1, Math.floor(this.governor.tokenCapacity / 4)));
+    // Without server truncation the cut must be exact to our (over-)estimate; with it, a loose
+    // cut at twice the limit only saves bandwidth and lets the provider cut precisely.
+    const cutAt = Math.min(this.wire.serverTruncates ? spec.maxTokens * 2 : spec.maxTokens, maxTokens);
+    const prepared = texts.map((t) => truncateToTokens(t, cutAt));
+    const tokenCounts = prepared.map(estimateTokens);
+    const batches = planBatches(tokenCounts, maxInputs, maxTokens);
+
+    const out = new Array<Float32Array>(texts.length);
+    const abort = new AbortController();
+    const signal = opts.signal ? AbortSignal.any([opts.signal, abort.signal]) : abort.signal;
+    let next = 0;
+    const worker = async () => {
+      while (next < batches.length && !signal.aborted) {
+        const batch = batches[next++]!;
+        const wireBatch: WireBatch = { spec, texts: prepared.slice(batch.start, batch.end), dimensions: opts.dimensions, kind: opts.kind };
+        const vectors = await this.sendBatch(wireBatch, batch.tokens, signal);
+        for (let i = 0; i < vectors.length; i++) out[batch.start + i] = vectors[i]!;
+      }
+    };
+    const workers = Array.from({ length: Math.min(tuning.concurrency, batches.length) }, worker);
+    try {
+      await Promise.all(workers.map((w) => w.catch((err) => (abort.abort(err), Promise.reject(err)))));
+    } catch (err) {
+      abort.abort(err);
+      await Promise.allSettled(workers);
+      throw err;
+    }
+    return out;
+  }
+
+  /** The provider's own statement of the key's limits beats our starting guess. */
+  private learnLimits(headers: Headers): void {
+    const stated = statedLimits(headers);
+    if (stated) this.governor.setLimits(stated);
+  }
+
+  private async sendBatch(batch: WireBatch, tokens: number, signal: AbortSignal): Promise<Float32Array[]> {
+    const { apiKey, baseUrl, tuning } = this.opts;
+    const label = `${this.provider} ${batch.spec.model}`;
+    const answer = await send(this.wire.request(baseUrl, apiKey, batch), {
+      label,
+      apiKey,
+      governor: this.governor,
+      tokens,
+      priority: batch.kind,
+      timeoutMs: tuning.timeoutMs,
+      retry: tuning.retry,
+      signal,
+      onAttempt: ({ status, retry }) =>
+        count(this.provider, this.stats, { requests: 1, retries: retry ? 1 : 0, rateLimited: status === 429 ? 1 : 0 }),
+    });
+    this.learnLimits(answer.headers);
+    let parsed: WireAnswer;
+    try {
+      parsed = this.wire.parse(answer.json);
+    } catch (err) {
+      throw new DriverError(`${label}: malformed answer: ${(err as Error).message}`, { retryable: false });
+    }
+    const vectors = checkVectors(label, parsed.vectors, batch.texts.length, batch.dimensions);
+    const billed = parsed.tokens ?? tokens;
+    this.governor.settle(tokens, billed);
+    count(this.provider, this.stats, { inputs: vectors.length, tokens: billed });
+    return vectors;
+  }
+}
+
+/** The limits a provider states in its answers (OpenAI's x-ratelimit-limit-*), if any. */
+export function statedLimits(headers: Headers): { requestsPerMinute: number; tokensPerMinute: number } | null {
+  const rpm = Number(headers.get("x-ratelimit-limit-requests"));
+  const tpm = Number(headers.get("x-ratelimit-limit-tokens"));
+  return rpm > 0 && tpm > 0 ? { requestsPerMinute: rpm, tokensPerMinute: tpm } : null;
+}
+
+/** Count, dimensions and finiteness must match what we asked for; anything else is a bad answer. */
+function checkVectors(label: string, raw: unknown[], expected: number, dimensions: number): Float32Array[] {
+  if (raw.length !== expected) {
+    throw new DriverError(`${label}: asked for ${expected} embeddings, the answer holds ${raw.length}`, { retryable: false });
+  }
+  return raw.map((v, i) => {
+    if (!Array.isArray(v) || v.length !== dimensions) {
+      const got = Array.isArray(v) ? `${v.length} dimensions` : "no vector";
+      throw new DriverError(`${label}: embedding ${i} has ${got}, expected ${dimensions}`, { retryable: false });
+    }
+    const vec = Float32Array.from(v as number[]);
+    for (let j = 0; j < vec.length; j++) {
+      if (!Number.isFinite(vec[j]!)) throw new DriverError(`${label}: embedding ${i} holds a non-number`, { retryable: false });
+    }
+    return vec;
+  });
+}

@@ -1,0 +1,46 @@
+// The one interface every embedding driver implements, and the knobs the shared machinery takes.
+import type { ProviderName } from "./catalog.ts";
+import type { EmbeddingStats } from "./stats.ts";
+
+export type EmbedKind = "document" | "query";
+
+export type EmbedOptions = {
+  /** The model name as in SPEC 2.7 (not the upstream id). */
+  model: string;
+  /** The vector size wanted; reductions are asked of the provider, never cut here. */
+  dimensions: number;
+  /** Rows are embedded as documents, search text as queries, where the provider tells them apart. */
+  kind: EmbedKind;
+  signal?: AbortSignal;
+};
+
+export interface EmbeddingProvider {
+  readonly provider: ProviderName;
+  /** One vector per text, in the order of `texts`. Throws DriverError on failure. */
+  embed(texts: string[], opts: EmbedOptions): Promise<Float32Array[]>;
+  /** Counters for metrics and cost estimates (this instance's calls). */
+  readonly stats: EmbeddingStats;
+}
+
+/** Requests and tokens per minute a provider key may use (the governor's budget). */
+export type RateLimits = { requestsPerMinute: number; tokensPerMinute: number };
+
+export type RetryPolicy = {
+  /** Attempts per request, the first included. */
+  maxAttempts: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+};
+
+export type HostedTuning = {
+  /** Requests of one `embed` call in flight at once. */
+  concurrency: number;
+  timeoutMs: number;
+  retry: RetryPolicy;
+  rateLimits: RateLimits;
+  /** Seconds of the rate the governor may spend at once (default 6). */
+  burstSec?: number;
+  /** Overrides of the model's per-request ceilings (tests; gateways with tighter limits). */
+  maxInputsPerRequest?: number;
+  maxTokensPerRequest?: number;
+};
