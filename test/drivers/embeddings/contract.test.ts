@@ -21,9 +21,13 @@ describe.each(SUBJECTS)("$provider", (s) => {
   afterEach(async () => {
     await w.fake?.stop();
   });
-  const http = test.skipIf(s.skips.http !== undefined);
-  const kinds = test.skipIf(s.skips.kinds !== undefined || s.skips.http !== undefined);
-  const serverCut = test.skipIf(s.skips["server-truncation"] !== undefined);
+  // A behaviour a subject does not have is not registered for it at all (CI runs no skipped
+  // tests); subjects.ts states each omission and why (STYLE 7).
+  const absent = Object.assign(() => {}, { each: () => () => {} }) as unknown as typeof test;
+  const onlyIf = (applies: boolean) => (applies ? test : absent);
+  const http = onlyIf(s.skips.http === undefined);
+  const kinds = onlyIf(s.skips.kinds === undefined && s.skips.http === undefined);
+  const serverCut = onlyIf(s.skips["server-truncation"] === undefined);
   const expected = (text: string, dims: number, kind: "document" | "query" = "document") =>
     s.provider === "local" ? Array.from(lexicalVector(text, dims)) : fakeVector(s.upstreamId, s.wireKind[kind], text, dims);
   const close = (got: Float32Array, want: number[]) => {
