@@ -8,6 +8,7 @@ import { createTaskSystem, type Scheduler, type TaskService } from "./scheduler/
 import { systemClock, type Clock } from "./shared/clock.ts";
 import type { Logger } from "./shared/log.ts";
 import { createMailer, type Mailer } from "./mail/mailer.ts";
+import { secretBox, type SecretBox } from "./shared/secrets.ts";
 
 /** The typed bag of drivers and services handed to routes, procedures and tasks. */
 export type Services = {
@@ -20,6 +21,8 @@ export type Services = {
   tasks: TaskService;
   authenticator: Authenticator;
   mailer: Mailer;
+  /** Encrypts secrets at rest under the master key (CONTRACT 6). */
+  secrets: SecretBox;
 };
 
 export type Readiness = { ready: boolean; checks: Record<string, boolean> };
@@ -28,7 +31,7 @@ export function buildServices(config: Config, database: Database, logger: Logger
   const { scheduler, tasks } = createTaskSystem(database.db, clock, logger, { workers: config.workers });
   const authenticator = createAuthenticator(database.db, config.jwtSecret, clock);
   const mailer = createMailer({ smtpUrl: config.smtpUrl, outbox: config.mailOutbox, logger });
-  const services: Services = { config, logger, clock, database, scheduler, tasks, authenticator, mailer };
+  const services: Services = { config, logger, clock, database, scheduler, tasks, authenticator, mailer, secrets: secretBox(config.masterKey) };
   registerOrganizationTasks(services);
   // Periodic clean-ups, run while the scheduler runs.
   tasks.every("auth-cleanup", "*/10 * * * *", async () => void (await cleanupExpiredAuth(services)));
