@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { domainRoutes } from "../../src/http/domain-routes.ts";
 import { createTestApp, type TestApp } from "../harness.ts";
 import { buildWorld, routeKey, type Tenant, type World } from "./world.ts";
-import { json } from "../domains/organizations/fixtures.ts";
+import { json } from "../helpers/organizations.ts";
 
 type Call = { method: string; path: string; body?: unknown };
 /** `victim` owns the ids, `intruder` sends the credentials. */

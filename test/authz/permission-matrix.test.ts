@@ -5,9 +5,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { domainRoutes } from "../../src/http/domain-routes.ts";
 import type { AnyRoute } from "../../src/http/route.ts";
 import { createTestApp, type TestApp } from "../harness.ts";
-import type { OrgMember } from "../domains/organizations/fixtures.ts";
+import type { OrgMember } from "../helpers/organizations.ts";
 import { buildWorld, fillPath, routeKey, type Tenant, type World } from "./world.ts";
-import { json } from "../domains/organizations/fixtures.ts";
+import { json } from "../helpers/organizations.ts";
 
 /** A body that passes validation, for every non-GET route that takes one. */
 const WRITE_SAMPLES: Record<string, unknown> = {

@@ -2,7 +2,7 @@
 // resources (connections, vector tables, tasks…) here and their routes to the tables that use it.
 import { enqueue } from "../../src/scheduler/enqueue.ts";
 import type { TestApp } from "../harness.ts";
-import { addMember, newOrganization, readOnlyKey, type Bearer, type OrgMember, type TestOrg, json } from "../domains/organizations/fixtures.ts";
+import { addMember, newOrganization, readOnlyKey, type Bearer, type OrgMember, type TestOrg, json } from "../helpers/organizations.ts";
 
 export type Tenant = TestOrg & {
   admin: OrgMember;

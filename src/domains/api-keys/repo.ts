@@ -1,22 +1,8 @@
 import { and, asc, eq, isNull } from "drizzle-orm";
-import type { Db } from "../../db/client.ts";
+import type { Executor } from "../../db/executor.ts";
 import { apiKeys } from "./tables.ts";
 
 // Named queries over api_keys; every one is scoped by organization.
-
-/** Either the database or an open transaction: the queries below run in both. */
-export type Executor = Pick<Db, "select" | "insert" | "update" | "delete">;
-
-/**
- * True when a write failed on a UNIQUE constraint (drizzle wraps the libSQL error as its cause).
- * Name checks run before inserts for a clear answer; this catches the race between two requests.
- */
-export function isUniqueViolation(err: unknown): boolean {
-  for (let e: unknown = err; e instanceof Error; e = e.cause) {
-    if (/UNIQUE constraint failed/i.test(e.message)) return true;
-  }
-  return false;
-}
 
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
 

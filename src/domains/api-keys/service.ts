@@ -3,8 +3,9 @@ import type { KeyActor, Permission } from "../../shared/actor.ts";
 import { AppError, notFound } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
 import { generateApiKey, hashApiKey, keyPrefixOf } from "./keys.ts";
-import { isManager, requireWriteAccess } from "./permissions.ts";
-import { findApiKey, insertApiKey, listApiKeys, revokeApiKey, type ApiKeyRow, type Executor } from "./repo.ts";
+import { isManager, requireWriteAccess } from "../../shared/authz.ts";
+import type { Executor } from "../../db/executor.ts";
+import { findApiKey, insertApiKey, listApiKeys, revokeApiKey, type ApiKeyRow } from "./repo.ts";
 import type { ApiKey, CreateApiKey } from "./schemas.ts";
 
 export function presentApiKey(row: ApiKeyRow): ApiKey {

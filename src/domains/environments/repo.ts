@@ -1,5 +1,5 @@
 import { and, asc, eq } from "drizzle-orm";
-import type { Executor } from "../api-keys/repo.ts";
+import type { Executor } from "../../db/executor.ts";
 import { afterPosition, type PageRequest } from "../../shared/pagination.ts";
 import { environments } from "./tables.ts";
 

@@ -1,4 +1,4 @@
-import type { Executor } from "../api-keys/repo.ts";
+import type { Executor } from "../../db/executor.ts";
 import type { Role } from "../../shared/actor.ts";
 import { AppError, notFound } from "../../shared/errors.ts";
 import { findMember, findOrganization, type MemberRow, type OrganizationRow } from "./repo.ts";

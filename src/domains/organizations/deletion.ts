@@ -1,7 +1,8 @@
 import { and, eq, ne } from "drizzle-orm";
 import type { Services } from "../../services.ts";
 import { tasks } from "../../scheduler/tables.ts";
-import { deleteOrganizationApiKeys, type Executor } from "../api-keys/repo.ts";
+import type { Executor } from "../../db/executor.ts";
+import { deleteOrganizationApiKeys } from "../api-keys/repo.ts";
 import { deleteOrganizationEnvironments } from "../environments/repo.ts";
 import { deleteOrganizationInvitations, deleteOrganizationMembers, deleteOrganizationRow } from "./repo.ts";
 

@@ -3,7 +3,7 @@ import type { Services } from "../../services.ts";
 import type { UserActor } from "../../shared/actor.ts";
 import { AppError, notFound } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
-import { isUniqueViolation } from "../api-keys/repo.ts";
+import { isUniqueViolation } from "../../db/executor.ts";
 import { issueApiKey } from "../api-keys/service.ts";
 import { membershipOf, requireActive, requireOrgRole } from "./access.ts";
 import { presentInvitation, presentMember } from "./present.ts";

@@ -1,5 +1,5 @@
 import { and, asc, eq, gt, isNull } from "drizzle-orm";
-import type { Executor } from "../api-keys/repo.ts";
+import type { Executor } from "../../db/executor.ts";
 import { users } from "../auth/tables.ts";
 import { invitations, members, organizations } from "./tables.ts";
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createTestApp, type TestApp } from "../../harness.ts";
-import { addMember, newOrganization, readOnlyKey, json } from "../organizations/fixtures.ts";
+import { addMember, newOrganization, readOnlyKey, json } from "../../helpers/organizations.ts";
 
 let app: TestApp;
 beforeAll(async () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { FakeClock } from "../../../src/shared/clock.ts";
 import { createTestApp, type TestApp } from "../../harness.ts";
-import { newOrganization, readOnlyKey, type TestOrg, json } from "../organizations/fixtures.ts";
+import { newOrganization, readOnlyKey, type TestOrg, json } from "../../helpers/organizations.ts";
 
 const clock = new FakeClock();
 let app: TestApp;

@@ -4,7 +4,7 @@ import { resolveEnvironment } from "../../../src/domains/environments/service.ts
 import type { KeyActor } from "../../../src/shared/actor.ts";
 import { AppError } from "../../../src/shared/errors.ts";
 import { createTestApp, type TestApp } from "../../harness.ts";
-import { newOrganization, type TestOrg, json } from "../organizations/fixtures.ts";
+import { newOrganization, type TestOrg, json } from "../../helpers/organizations.ts";
 
 let app: TestApp;
 let org: TestOrg;

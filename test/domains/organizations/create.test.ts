@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createTestApp, type TestApp } from "../../harness.ts";
 import { signInDirect } from "../../helpers/identity.ts";
-import { bearer, newOrganization, json } from "./fixtures.ts";
+import { bearer, newOrganization, json } from "../../helpers/organizations.ts";
 
 let app: TestApp;
 beforeAll(async () => {

@@ -3,7 +3,7 @@ import { eq } from "drizzle-orm";
 import { createTestApp, type TestApp } from "../../harness.ts";
 import { tasks } from "../../../src/scheduler/tables.ts";
 import { deleteOrganizationData, registerOrganizationCleaner } from "../../../src/domains/organizations/deletion.ts";
-import { addMember, newOrganization, json } from "./fixtures.ts";
+import { addMember, newOrganization, json } from "../../helpers/organizations.ts";
 
 let app: TestApp;
 beforeAll(async () => {

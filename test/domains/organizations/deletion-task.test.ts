@@ -1,7 +1,7 @@
 // DELETE /v1/organizations/{id} end to end through the running scheduler (SPEC 3.2, CONTRACT 4).
 import { describe, expect, test } from "bun:test";
 import { createTestApp, eventually } from "../../harness.ts";
-import { json, newOrganization } from "./fixtures.ts";
+import { json, newOrganization } from "../../helpers/organizations.ts";
 
 describe("happy", () => {
   test("the org_deletion task runs by itself, completes, and the organization then answers 404", async () => {

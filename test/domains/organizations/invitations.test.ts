@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { FakeClock } from "../../../src/shared/clock.ts";
 import { createTestApp, type TestApp } from "../../harness.ts";
 import { signInDirect } from "../../helpers/identity.ts";
-import { addMember, bearer, newOrganization, type TestOrg, json } from "./fixtures.ts";
+import { addMember, bearer, newOrganization, type TestOrg, json } from "../../helpers/organizations.ts";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const clock = new FakeClock(Date.UTC(2026, 0, 1));

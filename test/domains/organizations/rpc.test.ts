@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createTestApp, type TestApp } from "../../harness.ts";
 import { signInDirect } from "../../helpers/identity.ts";
-import { bearer, json, type Bearer } from "./fixtures.ts";
+import { bearer, json, type Bearer } from "../../helpers/organizations.ts";
 
 let app: TestApp;
 beforeAll(async () => {

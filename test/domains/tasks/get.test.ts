@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { FakeClock } from "../../../src/shared/clock.ts";
 import { createTestApp } from "../../harness.ts";
-import { newOrganization, readOnlyKey } from "../organizations/fixtures.ts";
+import { newOrganization, readOnlyKey } from "../../helpers/organizations.ts";
 import { json, seedTask } from "./helpers.ts";
 
 const rpcGet = (taskId: string) => `/trpc/tasks.get?input=${encodeURIComponent(JSON.stringify({ task_id: taskId }))}`;

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { FakeClock } from "../../../src/shared/clock.ts";
 import { createTestApp } from "../../harness.ts";
-import { bearer, newOrganization, readOnlyKey } from "../organizations/fixtures.ts";
+import { bearer, newOrganization, readOnlyKey } from "../../helpers/organizations.ts";
 import { json, seedTask } from "./helpers.ts";
 
 const HOUR = 60 * 60 * 1000;

@@ -1,5 +1,5 @@
-import type { KeyActor, Role, UserActor } from "../../shared/actor.ts";
-import { AppError } from "../../shared/errors.ts";
+import type { KeyActor, Role, UserActor } from "./actor.ts";
+import { AppError } from "./errors.ts";
 
 // Authorization helpers every domain service calls (the transport only authenticates).
 

@@ -1,8 +1,8 @@
 // Tenancy fixtures for tests that need an organization, its members and their keys, made through
 // the public endpoints (so they exercise the same paths a client does).
 import { expect } from "bun:test";
-import type { TestApp } from "../../harness.ts";
-import { signInDirect, type TestUser } from "../../helpers/identity.ts";
+import type { TestApp } from "../harness.ts";
+import { signInDirect, type TestUser } from "./identity.ts";
 
 export type Bearer = { authorization: string };
 export type OrgMember = { user: TestUser; jwt: Bearer; apiKey: string; key: Bearer; role: "owner" | "admin" | "member" };
