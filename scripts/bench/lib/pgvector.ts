@@ -1,0 +1,92 @@
+// pgvector HNSW baseline on the local PostgreSQL: a throwaway database created and dropped by
+// the benchmark. Loading goes through psql's \copy (fastest path); queries through Bun's client.
+import { SQL } from "bun";
+import { unlinkSync, writeFileSync } from "node:fs";
+import type { Dataset } from "./data.ts";
+import { progress } from "./measure.ts";
+
+const ADMIN_URL = process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+
+export interface PgBaseline {
+  search(query: Float32Array, priceLimit: number, k: number): Promise<number[]>;
+  loadSeconds: number;
+  buildSeconds: number;
+  bytesPerVector: number;
+  close(): Promise<void>;
+}
+
+function vectorText(v: Float32Array): string {
+  return `[${Array.from(v, (x) => x.toPrecision(7)).join(",")}]`;
+}
+
+async function psql(db: string, script: string): Promise<void> {
+  const url = ADMIN_URL.replace(/\/[^/]*$/, `/${db}`);
+  const proc = Bun.spawn(["psql", url, "-v", "ON_ERROR_STOP=1", "-q", "-c", script], { stdout: "ignore", stderr: "pipe" });
+  const err = await new Response(proc.stderr).text();
+  if ((await proc.exited) !== 0) throw new Error(`psql: ${err.trim()}`);
+}
+
+/** Returns null (and the reason) when pgvector cannot be used here. */
+export async function startPgvector(data: Dataset, opts: { m: number; efConstruction: number; efSearch: number }): Promise<PgBaseline | string> {
+  const db = `vecsync_bench_${process.pid}`;
+  const admin = new SQL(ADMIN_URL);
+  try {
+    await admin.unsafe(`CREATE DATABASE ${db}`);
+  } catch (e) {
+    await admin.close();
+    return `cannot create a database: ${String(e)}`;
+  }
+  const drop = async () => {
+    await admin.unsafe(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`).catch(() => {});
+    await admin.close();
+  };
+  try {
+    await psql(db, "CREATE EXTENSION vector");
+  } catch (e) {
+    await drop();
+    return `CREATE EXTENSION vector failed: ${String(e)}`;
+  }
+  const { n, dims } = data;
+  const csv = `/tmp/${db}.csv`;
+  let t0 = performance.now();
+  const lines: string[] = [];
+  for (let i = 0; i < n; i++) lines.push(`${i},${data.price[i]},"${vectorText(data.vectors.subarray(i * dims, (i + 1) * dims))}"`);
+  writeFileSync(csv, lines.join("\n"));
+  await psql(db, `CREATE TABLE items (id integer PRIMARY KEY, price double precision NOT NULL, embedding vector(${dims}) NOT NULL)`);
+  await psql(db, `\\copy items FROM '${csv}' WITH (FORMAT csv)`);
+  unlinkSync(csv);
+  await psql(db, "CREATE INDEX ON items (price); ANALYZE items");
+  const loadSeconds = (performance.now() - t0) / 1000;
+  progress(`pgvector: loaded ${n} rows in ${loadSeconds.toFixed(1)} s; building HNSW (m=${opts.m}, ef_construction=${opts.efConstruction})`);
+  t0 = performance.now();
+  await psql(
+    db,
+    `SET maintenance_work_mem = '2GB'; SET max_parallel_maintenance_workers = 1;
+     CREATE INDEX items_hnsw ON items USING hnsw (embedding vector_cosine_ops) WITH (m = ${opts.m}, ef_construction = ${opts.efConstruction})`,
+  );
+  const buildSeconds = (performance.now() - t0) / 1000;
+  // Per-database settings reach every pooled connection; iterative scans (0.8) keep filtered
+  // HNSW queries from coming back short.
+  await admin.unsafe(`ALTER DATABASE ${db} SET hnsw.ef_search = ${opts.efSearch}`);
+  await admin.unsafe(`ALTER DATABASE ${db} SET hnsw.iterative_scan = relaxed_order`);
+  const sql = new SQL(ADMIN_URL.replace(/\/[^/]*$/, `/${db}`), { max: 1 });
+  const [size] = await sql`SELECT pg_total_relation_size('items') AS b`;
+  return {
+    loadSeconds,
+    buildSeconds,
+    bytesPerVector: Number(size.b) / n,
+    async search(query, priceLimit, k) {
+      const rows = await sql.unsafe(
+        priceLimit >= 100
+          ? `SELECT id FROM items ORDER BY embedding <=> $1::vector LIMIT ${k}`
+          : `SELECT id FROM items WHERE price < $2 ORDER BY embedding <=> $1::vector LIMIT ${k}`,
+        priceLimit >= 100 ? [vectorText(query)] : [vectorText(query), priceLimit],
+      );
+      return rows.map((r: { id: number }) => Number(r.id));
+    },
+    async close() {
+      await sql.close();
+      await drop();
+    },
+  };
+}

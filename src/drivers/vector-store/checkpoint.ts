@@ -1,0 +1,132 @@
+// Index checkpoints on disk. Per generation: `<base>.s<seq>.usearch` (the index, named by the
+// change sequence it covers) and `<base>.json` (its description: seq, count, size, crc32, params).
+// Each file is written to a temp name, fsynced, renamed, then the directory is fsynced; the
+// description is renamed last, so a crash leaves either the old pair or the new one. Any doubt
+// on load (missing, truncated, checksum, params, count) means "rebuild", never "serve".
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { crc32 } from "node:zlib";
+import { HnswIndex } from "./hnsw.ts";
+import type { IndexParams } from "./types.ts";
+
+const FORMAT = 1;
+
+export interface CheckpointMeta {
+  format: number;
+  collection: string;
+  generation: number;
+  seq: number;
+  count: number;
+  dimensions: number;
+  scalar: string;
+  connectivity: number;
+  file: string;
+  bytes: number;
+  crc32: number;
+}
+
+export type LoadedCheckpoint = { ok: true; index: HnswIndex; meta: CheckpointMeta } | { ok: false; problem: string };
+
+function baseName(collection: string, generation: number): string {
+  return `${collection}.g${generation}`;
+}
+
+function fsyncPath(path: string): void {
+  const fd = openSync(path, "r");
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function fileCrc32(path: string): number {
+  const fd = openSync(path, "r");
+  const buf = Buffer.allocUnsafe(4 << 20);
+  let crc = 0;
+  try {
+    for (;;) {
+      const n = readSync(fd, buf, 0, buf.length, null);
+      if (n === 0) return crc;
+      crc = crc32(buf.subarray(0, n), crc);
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export function saveCheckpoint(dir: string, collection: string, generation: number, seq: number, index: HnswIndex): CheckpointMeta {
+  mkdirSync(dir, { recursive: true });
+  const base = baseName(collection, generation);
+  const file = `${base}.s${seq}.usearch`;
+  const tmp = join(dir, `${file}.tmp`);
+  index.save(tmp);
+  fsyncPath(tmp);
+  renameSync(tmp, join(dir, file));
+  const meta: CheckpointMeta = {
+    format: FORMAT,
+    collection,
+    generation,
+    seq,
+    count: index.size,
+    dimensions: index.dims,
+    scalar: index.params.scalar,
+    connectivity: index.params.connectivity,
+    file,
+    bytes: statSync(join(dir, file)).size,
+    crc32: fileCrc32(join(dir, file)),
+  };
+  const metaTmp = join(dir, `${base}.json.tmp`);
+  writeFileSync(metaTmp, JSON.stringify(meta));
+  fsyncPath(metaTmp);
+  renameSync(metaTmp, join(dir, `${base}.json`));
+  fsyncPath(dir);
+  removeCheckpointFiles(dir, collection, generation, file);
+  return meta;
+}
+
+/** Deletes a generation's checkpoint files, except `keep`. */
+export function removeCheckpointFiles(dir: string, collection: string, generation: number, keep?: string): void {
+  if (!existsSync(dir)) return;
+  const base = baseName(collection, generation);
+  for (const name of readdirSync(dir)) {
+    if (name === keep || !name.startsWith(`${base}.`)) continue;
+    if (keep && name === `${base}.json`) continue;
+    const rest = name.slice(base.length + 1);
+    if (/^(s\d+\.usearch(\.tmp)?|json(\.tmp)?)$/.test(rest)) unlinkSync(join(dir, name));
+  }
+}
+
+function readMeta(dir: string, base: string): CheckpointMeta | string {
+  const path = join(dir, `${base}.json`);
+  if (!existsSync(path)) return "no checkpoint description";
+  try {
+    const meta = JSON.parse(readFileSync(path, "utf8")) as CheckpointMeta;
+    if (meta.format !== FORMAT || typeof meta.file !== "string" || typeof meta.crc32 !== "number") return "unreadable checkpoint description";
+    return meta;
+  } catch {
+    return "unreadable checkpoint description";
+  }
+}
+
+export function loadCheckpoint(dir: string, collection: string, generation: number, dims: number, params: IndexParams): LoadedCheckpoint {
+  const meta = readMeta(dir, baseName(collection, generation));
+  if (typeof meta === "string") return { ok: false, problem: meta };
+  if (meta.collection !== collection || meta.generation !== generation) return { ok: false, problem: "checkpoint of another collection" };
+  if (meta.dimensions !== dims || meta.scalar !== params.scalar || meta.connectivity !== params.connectivity) {
+    return { ok: false, problem: "checkpoint made with other index parameters" };
+  }
+  const path = join(dir, meta.file);
+  if (!existsSync(path)) return { ok: false, problem: "index file missing" };
+  const bytes = statSync(path).size;
+  if (bytes !== meta.bytes) return { ok: false, problem: `index file is ${bytes} bytes, expected ${meta.bytes}` };
+  if (fileCrc32(path) !== meta.crc32) return { ok: false, problem: "index file checksum mismatch" };
+  const index = new HnswIndex(dims, params);
+  try {
+    index.load(path);
+  } catch (e) {
+    return { ok: false, problem: `index file rejected by usearch: ${String(e)}` };
+  }
+  if (index.size !== meta.count) return { ok: false, problem: `index holds ${index.size} vectors, expected ${meta.count}` };
+  return { ok: true, index, meta };
+}

@@ -1,0 +1,7 @@
+// The managed vector store (ARCHITECTURE "Stores"): durable rows in libSQL, a usearch HNSW index
+// per collection generation, exact filtering, and a planner between exact and HNSW search.
+export { DEFAULT_INDEX_PARAMS, VectorStore, type VectorStoreOptions, type WriteTarget } from "./store.ts";
+export { FilterError, VectorStoreError, type FilterIssue, type VectorStoreErrorCode } from "./errors.ts";
+export { parseFilter, compileSql, compilePredicate } from "./filters/index.ts";
+export { exactCap, HNSW_UNIT_IN_EXACT_ROWS } from "./planner.ts";
+export type * from "./types.ts";

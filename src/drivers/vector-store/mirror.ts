@@ -1,0 +1,174 @@
+// The in-memory mirror of one generation: every live row's f32 vector and typed metadata,
+// indexed by rid. It feeds the exact path (gather + usearch exactSearch), the f32 re-rank of
+// HNSW candidates and the in-memory filter predicate. libSQL stays the source of truth.
+import type { ColumnAccess } from "./filters/index.ts";
+import type { GenerationSpec, Metadata, MetadataValue } from "./types.ts";
+
+/**
+ * Rows gathered per exactSearch call. The gather area sits at the start of the vector buffer so
+ * `copyWithin` can fill it without allocating, and so the view handed to usearch has byte offset
+ * 0 (usearch's JS exactSearch ignores a view's offset). 2,048 rows × 384 dims × 4 B = 3 MiB.
+ */
+export const GATHER_ROWS = 2048;
+
+interface ColumnStore {
+  get(rid: number): MetadataValue;
+  set(rid: number, v: MetadataValue): void;
+  grow(capacity: number): void;
+  bytes(): number;
+}
+
+function numberColumn(capacity: number): ColumnStore {
+  let values = new Float64Array(capacity);
+  let present = new Uint8Array(capacity);
+  return {
+    get: (rid) => (present[rid] === 1 ? values[rid]! : null),
+    set: (rid, v) => {
+      present[rid] = v === null ? 0 : 1;
+      values[rid] = v === null ? 0 : Number(v);
+    },
+    grow: (n) => {
+      const nv = new Float64Array(n);
+      nv.set(values);
+      values = nv;
+      const np = new Uint8Array(n);
+      np.set(present);
+      present = np;
+    },
+    bytes: () => values.byteLength + present.byteLength,
+  };
+}
+
+function booleanColumn(capacity: number): ColumnStore {
+  let values = new Int8Array(capacity).fill(-1); // -1 = null
+  return {
+    get: (rid) => (values[rid] === -1 || values[rid] === undefined ? null : values[rid] === 1),
+    set: (rid, v) => {
+      values[rid] = v === null ? -1 : v ? 1 : 0;
+    },
+    grow: (n) => {
+      const nv = new Int8Array(n).fill(-1);
+      nv.set(values);
+      values = nv;
+    },
+    bytes: () => values.byteLength,
+  };
+}
+
+function keywordColumn(): ColumnStore {
+  const values: (string | null)[] = [];
+  let chars = 0;
+  return {
+    get: (rid) => values[rid] ?? null,
+    set: (rid, v) => {
+      chars += (typeof v === "string" ? v.length : 0) - (values[rid]?.length ?? 0);
+      values[rid] = v === null ? null : String(v);
+    },
+    grow: () => {},
+    bytes: () => values.length * 8 + chars * 2,
+  };
+}
+
+export class Mirror {
+  readonly dims: number;
+  /** [GATHER_ROWS gather rows | one row per rid]. Replaced (not resized) when it grows. */
+  vectors: Float32Array;
+  private live: Uint8Array;
+  private capacity: number;
+  private readonly columns: ColumnStore[];
+  liveCount = 0;
+  /** One past the highest rid ever stored. */
+  ridEnd = 0;
+
+  constructor(readonly spec: GenerationSpec, initialRows = 1024) {
+    this.dims = spec.dimensions;
+    this.capacity = initialRows;
+    this.vectors = new Float32Array((GATHER_ROWS + initialRows) * this.dims);
+    this.live = new Uint8Array(initialRows);
+    this.columns = spec.metadata.map((c) =>
+      c.type === "keyword" ? keywordColumn() : c.type === "boolean" ? booleanColumn(initialRows) : numberColumn(initialRows),
+    );
+  }
+
+  private ensure(rid: number): void {
+    if (rid < this.capacity) return;
+    const next = Math.max(rid + 1, Math.ceil(this.capacity * 1.5));
+    const vectors = new Float32Array((GATHER_ROWS + next) * this.dims);
+    vectors.set(this.vectors);
+    this.vectors = vectors;
+    const live = new Uint8Array(next);
+    live.set(this.live);
+    this.live = live;
+    for (const c of this.columns) c.grow(next);
+    this.capacity = next;
+  }
+
+  isLive(rid: number): boolean {
+    return this.live[rid] === 1;
+  }
+
+  /** Stores a row's vector (f32, copied) and metadata (already typed per column). */
+  set(rid: number, vector: Float32Array, metadata: MetadataValue[]): void {
+    this.ensure(rid);
+    this.vectors.set(vector, (GATHER_ROWS + rid) * this.dims);
+    this.setMetadata(rid, metadata);
+    if (this.live[rid] !== 1) this.liveCount++;
+    this.live[rid] = 1;
+    if (rid >= this.ridEnd) this.ridEnd = rid + 1;
+  }
+
+  setMetadata(rid: number, metadata: MetadataValue[]): void {
+    this.ensure(rid);
+    this.columns.forEach((c, i) => c.set(rid, metadata[i] ?? null));
+  }
+
+  remove(rid: number): void {
+    if (this.live[rid] !== 1) return;
+    this.live[rid] = 0;
+    this.liveCount--;
+    this.columns.forEach((c) => c.set(rid, null));
+  }
+
+  /** A copy of one row's vector, in its own buffer (safe for any native call). */
+  vectorOf(rid: number): Float32Array {
+    const start = (GATHER_ROWS + rid) * this.dims;
+    return this.vectors.slice(start, start + this.dims);
+  }
+
+  /**
+   * Copies up to GATHER_ROWS rows' vectors into the gather area and returns a view of it at
+   * byte offset 0. Valid until the next gather or growth: use it synchronously.
+   */
+  gather(rids: ArrayLike<number>, from: number, count: number): Float32Array {
+    const d = this.dims;
+    for (let i = 0; i < count; i++) {
+      const src = (GATHER_ROWS + rids[from + i]!) * d;
+      this.vectors.copyWithin(i * d, src, src + d);
+    }
+    return this.vectors.subarray(0, count * d);
+  }
+
+  readonly access: ColumnAccess<number> = (column) => {
+    const store = this.columns[column];
+    if (!store) throw new Error(`no metadata column ${column}`);
+    return (rid) => store.get(rid);
+  };
+
+  metadataOf(rid: number): Metadata {
+    const out: Metadata = {};
+    this.spec.metadata.forEach((c, i) => (out[c.name] = this.columns[i]!.get(rid)));
+    return out;
+  }
+
+  /** Every live rid, ascending. */
+  liveRids(): Uint32Array {
+    const out = new Uint32Array(this.liveCount);
+    let n = 0;
+    for (let rid = 0; rid < this.ridEnd; rid++) if (this.live[rid] === 1) out[n++] = rid;
+    return out;
+  }
+
+  bytes(): number {
+    return this.vectors.byteLength + this.live.byteLength + this.columns.reduce((s, c) => s + c.bytes(), 0);
+  }
+}

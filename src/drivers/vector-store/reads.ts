@@ -1,0 +1,137 @@
+// Named read queries on one generation's tables.
+import type { Client, Row } from "@libsql/client";
+import { metadataColumnName, type SqlWhere } from "./filters/index.ts";
+import { readMetadataValue, type GenerationRef } from "./rows.ts";
+import { generationTables } from "./schema.ts";
+import type { Metadata, MetadataValue, RowHashes } from "./types.ts";
+
+export interface StoredRow {
+  rid: number;
+  seq: number;
+  vecSeq: number;
+  metadata: MetadataValue[];
+  vector: Float32Array;
+}
+
+function metaSelect(ref: GenerationRef, alias: string): string {
+  return ref.spec.metadata.map((_, i) => `, ${alias}.${metadataColumnName(i)}`).join("");
+}
+
+function toStoredRow(ref: GenerationRef, r: Row): StoredRow {
+  const blob = r.vec as ArrayBuffer;
+  return {
+    rid: Number(r.rid),
+    seq: Number(r.seq),
+    vecSeq: Number(r.vec_seq),
+    metadata: ref.spec.metadata.map((_, i) => readMetadataValue(ref.spec, i, r[metadataColumnName(i)])),
+    vector: new Float32Array(blob.slice(0)),
+  };
+}
+
+/** One page of full rows (metadata + vector), by ascending rid, for loading the mirror. */
+export async function readRowPage(client: Client, ref: GenerationRef, afterRid: number, limit: number): Promise<StoredRow[]> {
+  const t = generationTables(ref.collection, ref.generation);
+  const rs = await client.execute({
+    sql: `SELECT r.rid, r.seq, r.vec_seq${metaSelect(ref, "r")}, d.vec FROM ${t.rows} r JOIN ${t.docs} d ON d.rid = r.rid
+          WHERE r.rid > ? ORDER BY r.rid LIMIT ?`,
+    args: [BigInt(afterRid), BigInt(limit)],
+  });
+  return rs.rows.map((r) => toStoredRow(ref, r));
+}
+
+/** Every change after `seq`, read in one snapshot: changed rows, tombstones, and the current seq. */
+export async function readChangesSince(client: Client, ref: GenerationRef, seq: number) {
+  const t = generationTables(ref.collection, ref.generation);
+  const [rows, gone, current] = await client.batch(
+    [
+      {
+        sql: `SELECT r.rid, r.seq, r.vec_seq${metaSelect(ref, "r")}, d.vec FROM ${t.rows} r JOIN ${t.docs} d ON d.rid = r.rid WHERE r.seq > ?`,
+        args: [BigInt(seq)],
+      },
+      { sql: `SELECT rid FROM ${t.gone} WHERE seq > ?`, args: [BigInt(seq)] },
+      { sql: "SELECT seq FROM vs_generations WHERE collection = ? AND generation = ?", args: [ref.collection, BigInt(ref.generation)] },
+    ],
+    "read",
+  );
+  return {
+    rows: rows!.rows.map((r) => toStoredRow(ref, r)),
+    gone: gone!.rows.map((r) => Number(r.rid)),
+    seq: Number(current!.rows[0]?.seq ?? seq),
+  };
+}
+
+export async function readSeq(client: Client, ref: GenerationRef): Promise<number> {
+  const rs = await client.execute({
+    sql: "SELECT seq FROM vs_generations WHERE collection = ? AND generation = ?",
+    args: [ref.collection, BigInt(ref.generation)],
+  });
+  return Number(rs.rows[0]?.seq ?? 0);
+}
+
+/**
+ * The rids matching a filter, at most `cap + 1` of them, read through the metadata indexes.
+ * One round trip: group_concat returns them as one string, far cheaper than one row each
+ * (4,000 rids: ~0.4 ms against ~2.2 ms as rows through the client).
+ */
+export async function matchingRids(client: Client, ref: GenerationRef, where: SqlWhere, cap: number): Promise<{ count: number; rids: Uint32Array }> {
+  const t = generationTables(ref.collection, ref.generation);
+  const limit = cap === Infinity ? "" : ` LIMIT ${Math.floor(cap) + 1}`;
+  const rs = await client.execute({
+    sql: `SELECT count(*) AS n, group_concat(rid) AS ids FROM (SELECT rid FROM ${t.rows} WHERE ${where.sql}${limit})`,
+    args: where.args,
+  });
+  const row = rs.rows[0];
+  const count = Number(row?.n ?? 0);
+  const ids = row?.ids ? String(row.ids).split(",") : [];
+  return { count, rids: Uint32Array.from(ids, Number) };
+}
+
+export async function countMatching(client: Client, ref: GenerationRef, where: SqlWhere): Promise<number> {
+  const t = generationTables(ref.collection, ref.generation);
+  const rs = await client.execute({ sql: `SELECT count(*) AS n FROM ${t.rows} WHERE ${where.sql}`, args: where.args });
+  return Number(rs.rows[0]?.n ?? 0);
+}
+
+export interface HydratedRow {
+  rid: number;
+  pk: string;
+  metadata: Metadata;
+  text: string;
+}
+
+export async function hydrate(client: Client, ref: GenerationRef, rids: number[]): Promise<Map<number, HydratedRow>> {
+  const t = generationTables(ref.collection, ref.generation);
+  const rs = await client.execute({
+    sql: `SELECT r.rid, r.pk${metaSelect(ref, "r")}, d.text FROM ${t.rows} r JOIN ${t.docs} d ON d.rid = r.rid
+          WHERE r.rid IN (SELECT value FROM json_each(?))`,
+    args: [JSON.stringify(rids)],
+  });
+  const out = new Map<number, HydratedRow>();
+  for (const r of rs.rows) {
+    const metadata: Metadata = {};
+    ref.spec.metadata.forEach((c, i) => (metadata[c.name] = readMetadataValue(ref.spec, i, r[metadataColumnName(i)])));
+    out.set(Number(r.rid), { rid: Number(r.rid), pk: String(r.pk), metadata, text: String(r.text) });
+  }
+  return out;
+}
+
+/** Hashes for diffing: a page in pk (code point) order, or the given pks. */
+export async function readHashes(client: Client, ref: GenerationRef, opts: { afterPk?: string; limit?: number; pks?: string[] }): Promise<RowHashes[]> {
+  const t = generationTables(ref.collection, ref.generation);
+  const rs = opts.pks
+    ? await client.execute({
+        sql: `SELECT pk, text_hash, meta_hash FROM ${t.rows} WHERE pk IN (SELECT value FROM json_each(?)) ORDER BY pk`,
+        args: [JSON.stringify(opts.pks)],
+      })
+    : await client.execute({
+        sql: `SELECT pk, text_hash, meta_hash FROM ${t.rows} ${opts.afterPk === undefined ? "" : "WHERE pk > ?"} ORDER BY pk LIMIT ?`,
+        args: [...(opts.afterPk === undefined ? [] : [opts.afterPk]), BigInt(opts.limit ?? 1000)],
+      });
+  return rs.rows.map((r) => ({ pk: String(r.pk), textHash: String(r.text_hash), metaHash: String(r.meta_hash) }));
+}
+
+/** Drops tombstones a checkpoint covers (single writer process; see ARCHITECTURE on sharing). */
+export async function pruneTombstones(client: Client, ref: GenerationRef, seq: number): Promise<void> {
+  const t = generationTables(ref.collection, ref.generation);
+  await client.execute({ sql: `DELETE FROM ${t.gone} WHERE seq <= ?`, args: [BigInt(seq)] });
+}

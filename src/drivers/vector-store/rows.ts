@@ -1,0 +1,150 @@
+// Writes to one generation's tables. Each public write is one `batch` (one transaction) that
+// bumps the generation's change sequence once and stamps every touched row with it, so a replay
+// after a checkpoint at sequence S is "every row with seq > S, every tombstone with seq > S".
+import type { Client, InStatement, InValue } from "@libsql/client";
+import { VectorStoreError } from "./errors.ts";
+import { metadataColumnName } from "./filters/index.ts";
+import { generationTables } from "./schema.ts";
+import type { GenerationSpec, Metadata, MetadataUpdate, MetadataValue, UpsertRow } from "./types.ts";
+
+export interface GenerationRef {
+  collection: string;
+  generation: number;
+  spec: GenerationSpec;
+}
+
+/** Rows per multi-row INSERT: keeps bound parameters far below SQLite's limit. */
+const ROWS_PER_STATEMENT = 64;
+
+function seqExpr(): string {
+  return "(SELECT seq FROM vs_generations WHERE collection = ? AND generation = ?)";
+}
+
+function bumpSeq(ref: GenerationRef): InStatement[] {
+  const args = [ref.collection, BigInt(ref.generation)];
+  return [{ sql: "UPDATE vs_generations SET seq = seq + 1 WHERE collection = ? AND generation = ?", args }];
+}
+
+function readSeq(ref: GenerationRef): InStatement {
+  return { sql: "SELECT seq FROM vs_generations WHERE collection = ? AND generation = ?", args: [ref.collection, BigInt(ref.generation)] };
+}
+
+/** Binds a metadata value as its column type; the libSQL client sends JS numbers as REAL. */
+export function bindMetadata(spec: GenerationSpec, metadata: Metadata, pk: string): InValue[] {
+  const known = new Set(spec.metadata.map((c) => c.name));
+  for (const key of Object.keys(metadata)) {
+    if (!known.has(key)) throw new VectorStoreError("invalid_row", `row ${pk}: unknown metadata column "${key}"`);
+  }
+  return spec.metadata.map((c) => {
+    const v = metadata[c.name] ?? null;
+    if (v === null) return null;
+    const bad = () => new VectorStoreError("invalid_row", `row ${pk}: metadata "${c.name}" must be ${c.type}, got ${JSON.stringify(v)}`);
+    switch (c.type) {
+      case "keyword":
+        if (typeof v !== "string") throw bad();
+        return v;
+      case "integer":
+        if (typeof v !== "number" || !Number.isSafeInteger(v)) throw bad();
+        return BigInt(v);
+      case "float":
+        if (typeof v !== "number") throw bad();
+        return Number.isNaN(v) ? null : v; // SQLite stores NaN as NULL; say so up front
+      case "boolean":
+        if (typeof v !== "boolean") throw bad();
+        return v ? 1n : 0n;
+    }
+  });
+}
+
+/** The typed value of column `i` as read back from SQL (integers/booleans arrive as numbers). */
+export function readMetadataValue(spec: GenerationSpec, i: number, raw: unknown): MetadataValue {
+  if (raw === null || raw === undefined) return null;
+  const type = spec.metadata[i]?.type;
+  if (type === "boolean") return Number(raw) !== 0;
+  if (type === "keyword") return String(raw);
+  return Number(raw);
+}
+
+export function vectorBlob(vector: Float32Array, dimensions: number, pk: string): Uint8Array {
+  if (vector.length !== dimensions) {
+    throw new VectorStoreError("invalid_row", `row ${pk}: vector has ${vector.length} dimensions, collection has ${dimensions}`);
+  }
+  let norm = 0;
+  for (let i = 0; i < vector.length; i++) {
+    if (!Number.isFinite(vector[i]!)) throw new VectorStoreError("invalid_row", `row ${pk}: vector holds a non-finite value`);
+    norm += vector[i]! * vector[i]!;
+  }
+  if (norm === 0) throw new VectorStoreError("invalid_row", `row ${pk}: a zero vector has no cosine similarity`);
+  return new Uint8Array(vector.slice().buffer); // own buffer: never hand a view with an offset to a native binding
+}
+
+export function upsertStatements(ref: GenerationRef, rows: UpsertRow[]): InStatement[] {
+  const t = generationTables(ref.collection, ref.generation);
+  const cols = ref.spec.metadata.map((_, i) => metadataColumnName(i));
+  const rowCols = ["pk", "text_hash", "meta_hash", "seq", "vec_seq", ...cols];
+  const updates = rowCols.slice(1).map((c) => `${c} = excluded.${c}`).join(", ");
+  const statements: InStatement[] = [...bumpSeq(ref)];
+  for (let start = 0; start < rows.length; start += ROWS_PER_STATEMENT) {
+    const chunk = rows.slice(start, start + ROWS_PER_STATEMENT);
+    const rowArgs: InValue[] = [];
+    const docArgs: InValue[] = [];
+    for (const row of chunk) {
+      const seqArgs = [ref.collection, BigInt(ref.generation)];
+      rowArgs.push(row.pk, row.textHash, row.metaHash, ...seqArgs, ...seqArgs, ...bindMetadata(ref.spec, row.metadata, row.pk));
+      docArgs.push(row.pk, row.text, vectorBlob(row.vector, ref.spec.dimensions, row.pk));
+    }
+    const rowTuple = `(?, ?, ?, ${seqExpr()}, ${seqExpr()}${cols.map(() => ", ?").join("")})`;
+    statements.push({
+      sql: `INSERT INTO ${t.rows} (${rowCols.join(", ")}) VALUES ${chunk.map(() => rowTuple).join(", ")}
+            ON CONFLICT (pk) DO UPDATE SET ${updates}`,
+      args: rowArgs,
+    });
+    const docTuple = `((SELECT rid FROM ${t.rows} WHERE pk = ?), ?, ?)`;
+    statements.push({
+      sql: `INSERT OR REPLACE INTO ${t.docs} (rid, text, vec) VALUES ${chunk.map(() => docTuple).join(", ")}`,
+      args: docArgs,
+    });
+  }
+  statements.push({
+    sql: `SELECT rid, pk FROM ${t.rows} WHERE pk IN (SELECT value FROM json_each(?))`,
+    args: [JSON.stringify(rows.map((r) => r.pk))],
+  });
+  statements.push(readSeq(ref)); // last: runWrite reads the committed sequence from it
+  return statements;
+}
+
+export function deleteStatements(ref: GenerationRef, pks: string[]): InStatement[] {
+  const t = generationTables(ref.collection, ref.generation);
+  const list = JSON.stringify(pks);
+  const match = `pk IN (SELECT value FROM json_each(?))`;
+  return [
+    ...bumpSeq(ref),
+    {
+      sql: `INSERT OR REPLACE INTO ${t.gone} (rid, seq) SELECT rid, ${seqExpr()} FROM ${t.rows} WHERE ${match}`,
+      args: [ref.collection, BigInt(ref.generation), list],
+    },
+    { sql: `DELETE FROM ${t.docs} WHERE rid IN (SELECT rid FROM ${t.rows} WHERE ${match})`, args: [list] },
+    { sql: `DELETE FROM ${t.rows} WHERE ${match} RETURNING rid`, args: [list] },
+    readSeq(ref),
+  ];
+}
+
+export function updateMetadataStatements(ref: GenerationRef, updates: MetadataUpdate[]): InStatement[] {
+  const t = generationTables(ref.collection, ref.generation);
+  const sets = ref.spec.metadata.map((_, i) => `, ${metadataColumnName(i)} = ?`).join("");
+  return [
+    ...bumpSeq(ref),
+    ...updates.map((u) => ({
+      sql: `UPDATE ${t.rows} SET meta_hash = ?, seq = ${seqExpr()}${sets} WHERE pk = ? RETURNING rid`,
+      args: [u.metaHash, ref.collection, BigInt(ref.generation), ...bindMetadata(ref.spec, u.metadata, u.pk), u.pk],
+    })),
+    readSeq(ref),
+  ];
+}
+
+/** Runs a write batch; returns the sequence it committed and every result set. */
+export async function runWrite(client: Client, statements: InStatement[]) {
+  const results = await client.batch(statements, "write");
+  const seqRow = results[statements.length - 1]?.rows[0];
+  return { seq: Number(seqRow?.[0] ?? 0), results };
+}

@@ -1,0 +1,102 @@
+// Public types of the managed vector store. Plain data only: no libSQL, usearch or domain types
+// leak through here, so callers (services, tasks, tests, bench) depend on this file alone.
+
+/** Metadata column types, as `filter_type` in SPEC 2.9. */
+export type MetadataType = "keyword" | "integer" | "float" | "boolean";
+
+export interface MetadataColumn {
+  /** The source column name, used as-is in filters and in returned metadata. */
+  name: string;
+  type: MetadataType;
+}
+
+/** A metadata value as stored and returned: typed by the column, or null. */
+export type MetadataValue = string | number | boolean | null;
+export type Metadata = Record<string, MetadataValue>;
+
+/** The shape of one generation of a collection; a re-backfill may change it. */
+export interface GenerationSpec {
+  dimensions: number;
+  metadata: MetadataColumn[];
+  /** Ties in score are broken by primary key: numerically when true, else by code point. */
+  numericPk: boolean;
+}
+
+export interface UpsertRow {
+  pk: string;
+  textHash: string;
+  metaHash: string;
+  text: string;
+  /** Missing columns are stored as null. Integers must be safe integers (±2^53). */
+  metadata: Metadata;
+  vector: Float32Array;
+}
+
+export interface MetadataUpdate {
+  pk: string;
+  metaHash: string;
+  metadata: Metadata;
+}
+
+export interface RowHashes {
+  pk: string;
+  textHash: string;
+  metaHash: string;
+}
+
+export interface SearchRequest {
+  vector: Float32Array;
+  /** 1-100 in the API; the store accepts any positive k. */
+  k: number;
+  /** The CONTRACT 7 filter language, unvalidated (validation throws FilterError). */
+  filter?: unknown;
+  /** Keep results with similarity ≥ this (cosine similarity, 1 − cosine distance). */
+  minScore?: number | null;
+}
+
+export interface SearchHit {
+  pk: string;
+  score: number;
+  metadata: Metadata;
+  text: string;
+}
+
+/** Which path answered a search; exposed for tests, logs and the benchmark. */
+export type SearchPath = "empty" | "exact-memory" | "exact-sql" | "hnsw";
+
+export interface SearchResult {
+  hits: SearchHit[];
+  path: SearchPath;
+}
+
+export type ScalarKindName = "f32" | "f16" | "i8";
+
+/** HNSW parameters. usearch fixes expansion_search when an index is created or loaded. */
+export interface IndexParams {
+  scalar: ScalarKindName;
+  connectivity: number;
+  expansionAdd: number;
+  expansionSearch: number;
+  /** Threads for index builds and batch adds; searches always use one thread. */
+  threads: number;
+}
+
+export type GenerationState = "building" | "live";
+
+/** Readiness of one collection: `rebuilding` answers exactly (slower), never empty or partial. */
+export type CollectionStatus = "loading" | "rebuilding" | "ready";
+
+export interface CollectionStats {
+  collection: string;
+  generation: number;
+  status: CollectionStatus;
+  rows: number;
+  dimensions: number;
+  /** Bytes of the collection's tables in libSQL (dbstat when available, else an estimate). */
+  sqlBytes: number;
+  /** Bytes held in process memory: the f32 mirror, metadata columns and the HNSW index. */
+  memoryBytes: number;
+  indexBytes: number;
+  changeSeq: number;
+  checkpointSeq: number;
+}

@@ -1,0 +1,123 @@
+// Test world for the vector store: a fresh data dir with its own libSQL file per call,
+// deterministic vectors, and a brute-force reference for exact answers.
+import { createClient, type Client } from "@libsql/client";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { VectorStore, type VectorStoreOptions } from "../../../src/drivers/vector-store/index.ts";
+import type { GenerationSpec, Metadata, SearchHit, UpsertRow } from "../../../src/drivers/vector-store/types.ts";
+
+export interface World {
+  dir: string;
+  dbUrl: string;
+  indexDir: string;
+  client: Client;
+  open(opts?: Partial<VectorStoreOptions>): Promise<VectorStore>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+export async function makeWorld(): Promise<World> {
+  const dir = mkdtempSync(join(tmpdir(), "vecsync-vs-"));
+  const dbUrl = `file:${join(dir, "vecsync.db")}`;
+  const client = createClient({ url: dbUrl });
+  await client.execute("PRAGMA journal_mode = WAL");
+  const stores: VectorStore[] = [];
+  const indexDir = join(dir, "indexes");
+  return {
+    dir,
+    dbUrl,
+    indexDir,
+    client,
+    async open(opts = {}) {
+      const store = await VectorStore.open({ client, indexDir, ...opts });
+      stores.push(store);
+      return store;
+    },
+    async [Symbol.asyncDispose]() {
+      for (const s of stores) await s.close().catch(() => {});
+      client.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Mulberry32: small, fast, deterministic. */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Clustered unit vectors: `clusters` random centres plus noise, like real embeddings. */
+export function clusteredVectors(n: number, dims: number, seed: number, clusters = 8): Float32Array[] {
+  const rand = rng(seed);
+  const centres = Array.from({ length: clusters }, () => Float32Array.from({ length: dims }, () => rand() * 2 - 1));
+  return Array.from({ length: n }, () => {
+    const c = centres[Math.floor(rand() * clusters)]!;
+    const v = Float32Array.from(c, (x) => x + (rand() * 2 - 1) * 0.6);
+    const norm = Math.hypot(...v);
+    return v.map((x) => x / norm);
+  });
+}
+
+export const SPEC: GenerationSpec = {
+  dimensions: 16,
+  numericPk: true,
+  metadata: [
+    { name: "category", type: "keyword" },
+    { name: "price", type: "float" },
+    { name: "stock", type: "integer" },
+    { name: "active", type: "boolean" },
+  ],
+};
+
+export function productRows(n: number, dims: number, seed = 1, offset = 0): UpsertRow[] {
+  const vectors = clusteredVectors(n, dims, seed);
+  const rand = rng(seed + 1000);
+  return vectors.map((vector, i) => {
+    const id = i + offset;
+    const metadata: Metadata = {
+      category: id % 7 === 0 ? null : ["books", "games", "tools"][id % 3]!,
+      price: id % 11 === 0 ? null : Math.round(rand() * 10000) / 100,
+      stock: id % 13 === 0 ? null : id % 50,
+      active: id % 5 === 0 ? null : id % 2 === 0,
+    };
+    return { pk: String(id), textHash: `t${id}`, metaHash: `m${id}`, text: `product ${id}`, metadata, vector };
+  });
+}
+
+export function cosine(a: Float32Array, b: Float32Array): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i]! * b[i]!;
+    na += a[i]! * a[i]!;
+    nb += b[i]! * b[i]!;
+  }
+  return dot / Math.sqrt(na * nb);
+}
+
+/** Brute-force top-k pks over rows passing `keep`, ties by numeric pk. */
+export function referenceTopK(rows: UpsertRow[], query: Float32Array, k: number, keep: (m: Metadata) => boolean = () => true): string[] {
+  return rows
+    .filter((r) => keep(r.metadata))
+    .map((r) => ({ pk: r.pk, score: cosine(r.vector, query) }))
+    .sort((a, b) => b.score - a.score || Number(a.pk) - Number(b.pk))
+    .slice(0, k)
+    .map((r) => r.pk);
+}
+
+export function pks(hits: SearchHit[]): string[] {
+  return hits.map((h) => h.pk);
+}
+
+export function overlap(a: string[], b: string[]): number {
+  const set = new Set(b);
+  return a.filter((x) => set.has(x)).length / Math.max(1, b.length);
+}
