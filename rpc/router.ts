@@ -6,6 +6,8 @@ import { authRouter } from "../src/domains/auth/rpc.ts";
 import { organizationsRouter } from "../src/domains/organizations/rpc.ts";
 import { apiKeysRouter } from "../src/domains/api-keys/rpc.ts";
 import { environmentsRouter } from "../src/domains/environments/rpc.ts";
+import { embeddingProvidersRouter } from "../src/domains/embedding-providers/rpc.ts";
+import { connectionsRouter } from "../src/domains/connections/rpc.ts";
 import { tasksRouter } from "../src/domains/tasks/rpc.ts";
 import { createRpcContext } from "./context.ts";
 import { publicProcedure, router } from "./init.ts";
@@ -16,6 +18,8 @@ export const appRouter = router({
   organizations: organizationsRouter,
   apiKeys: apiKeysRouter,
   environments: environmentsRouter,
+  embeddingProviders: embeddingProvidersRouter,
+  connections: connectionsRouter,
   tasks: tasksRouter,
 });
 

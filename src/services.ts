@@ -1,4 +1,5 @@
-import type { Config } from "./config.ts";
+import { ConfigError, type Config } from "./config.ts";
+import { hostPolicy } from "./drivers/sources/host-guard.ts";
 import type { Database } from "./db/client.ts";
 import { createAuthenticator } from "./domains/auth/authenticator.ts";
 import { cleanupExpiredAuth } from "./domains/auth/cleanup.ts";
@@ -28,6 +29,11 @@ export type Services = {
 export type Readiness = { ready: boolean; checks: Record<string, boolean> };
 
 export function buildServices(config: Config, database: Database, logger: Logger, clock: Clock = systemClock): Services {
+  try {
+    hostPolicy(config); // a bad VECSYNC_DENY_HOSTS / VECSYNC_ALLOW_HOSTS entry stops start-up, not a request
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
   const { scheduler, tasks } = createTaskSystem(database.db, clock, logger, { workers: config.workers });
   const authenticator = createAuthenticator(database.db, config.jwtSecret, clock);
   const mailer = createMailer({ smtpUrl: config.smtpUrl, outbox: config.mailOutbox, logger });

@@ -5,4 +5,6 @@ export * from "../domains/auth/tables.ts";
 export * from "../domains/organizations/tables.ts";
 export * from "../domains/api-keys/tables.ts";
 export * from "../domains/environments/tables.ts";
+export * from "../domains/embedding-providers/tables.ts";
+export * from "../domains/connections/tables.ts";
 export * from "../scheduler/tables.ts";

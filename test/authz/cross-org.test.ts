@@ -7,7 +7,7 @@ import { createTestApp, type TestApp } from "../harness.ts";
 import { buildWorld, routeKey, type Tenant, type World } from "./world.ts";
 import { json } from "../helpers/organizations.ts";
 
-type Call = { method: string; path: string; body?: unknown };
+type Call = { method: string; path: string; body?: unknown; headers?: Record<string, string> };
 /** `victim` owns the ids, `intruder` sends the credentials. */
 type CrossOrgCase = { route: string; name: string; as: "owner-jwt" | "owner-key"; call(victim: Tenant, intruder: Tenant): Call };
 
@@ -50,6 +50,30 @@ const CASES: CrossOrgCase[] = [
   { route: "DELETE /v1/api-keys/:key_id", name: "revoke the other org's key", as: "owner-key", call: (v) => ({ method: "DELETE", path: `/v1/api-keys/${v.keyId}` }) },
   { route: "GET /v1/environments/:environment_id", name: "read the other org's environment", as: "owner-key", call: (v) => ({ method: "GET", path: `/v1/environments/${v.environmentId}` }) },
   { route: "DELETE /v1/environments/:environment_id", name: "delete the other org's environment", as: "owner-key", call: (v) => ({ method: "DELETE", path: `/v1/environments/${v.environmentId}` }) },
+  { route: "GET /v1/embedding-providers/:provider_id", name: "read the other org's provider", as: "owner-key", call: (v) => ({ method: "GET", path: `/v1/embedding-providers/${v.providerId}` }) },
+  {
+    route: "PUT /v1/embedding-providers/:provider_id",
+    name: "rename the other org's provider",
+    as: "owner-key",
+    call: (v) => ({ method: "PUT", path: `/v1/embedding-providers/${v.providerId}`, body: { name: "hijacked" } }),
+  },
+  { route: "DELETE /v1/embedding-providers/:provider_id", name: "delete the other org's provider", as: "owner-key", call: (v) => ({ method: "DELETE", path: `/v1/embedding-providers/${v.providerId}` }) },
+  { route: "GET /v1/embedding-providers/:provider_id/models", name: "list the other org's provider models", as: "owner-key", call: (v) => ({ method: "GET", path: `/v1/embedding-providers/${v.providerId}/models` }) },
+  {
+    route: "POST /v1/providers/:provider/connections",
+    name: "create a connection in the other org's environment",
+    as: "owner-key",
+    call: (v) => ({ method: "POST", path: "/v1/providers/db_relational/connections", headers: { "x-environment-id": v.environmentId }, body: { name: "intruder", mode: "managed", credentials: { host: "127.0.0.1", database: "d", user: "u", password: "p" } } }),
+  },
+  { route: "GET /v1/connections/:connection_id", name: "read the other org's connection", as: "owner-key", call: (v) => ({ method: "GET", path: `/v1/connections/${v.connectionId}` }) },
+  {
+    route: "PUT /v1/connections/:connection_id",
+    name: "repoint the other org's connection",
+    as: "owner-key",
+    call: (v) => ({ method: "PUT", path: `/v1/connections/${v.connectionId}`, body: { name: "hijacked", credentials: { host: "10.0.0.66", database: "d", user: "u", password: "p" } } }),
+  },
+  { route: "DELETE /v1/connections/:connection_id", name: "delete the other org's connection", as: "owner-key", call: (v) => ({ method: "DELETE", path: `/v1/connections/${v.connectionId}` }) },
+  { route: "POST /v1/connections/:connection_id/test", name: "test the other org's connection", as: "owner-key", call: (v) => ({ method: "POST", path: `/v1/connections/${v.connectionId}/test` }) },
   { route: "GET /v1/tasks/:task_id", name: "read the other org's task", as: "owner-key", call: (v) => ({ method: "GET", path: `/v1/tasks/${v.taskId}` }) },
 ];
 
@@ -80,6 +104,8 @@ async function snapshot(t: Tenant) {
     invitations: await get(`/v1/organizations/${t.id}/invitations`, t.owner.jwt),
     keys: await get("/v1/api-keys", t.owner.key),
     environments: await get("/v1/environments?limit=100", t.owner.key),
+    providers: await get("/v1/embedding-providers?limit=100", t.owner.key),
+    connections: await get("/v1/connections?limit=100", t.owner.key),
     task: await get(`/v1/tasks/${t.taskId}`, t.owner.key),
   };
 }
@@ -99,8 +125,8 @@ describe("authz", () => {
     const failures: string[] = [];
     for (const [victim, intruder] of [[world.a, world.b], [world.b, world.a]] as const) {
       for (const c of CASES) {
-        const { method, path, body } = c.call(victim, intruder);
-        const res = await app.request(method, path, { headers: credentials(intruder, c.as), body });
+        const { method, path, body, headers } = c.call(victim, intruder);
+        const res = await app.request(method, path, { headers: { ...credentials(intruder, c.as), ...headers }, body });
         const code = res.status === 204 ? null : (await json(res)).error?.code;
         if (res.status !== 404 || code !== "not_found") failures.push(`${c.route} (${c.name}): ${res.status} ${code}`);
       }
@@ -126,6 +152,15 @@ describe("authz", () => {
       await rpc("apiKeys.revoke", { key_id: a.keyId }, b.owner.key, "mutation"),
       await rpc("environments.get", { environment_id: a.environmentId }, b.owner.key, "query"),
       await rpc("environments.delete", { environment_id: a.environmentId }, b.owner.key, "mutation"),
+      await rpc("embeddingProviders.get", { provider_id: a.providerId }, b.owner.key, "query"),
+      await rpc("embeddingProviders.models", { provider_id: a.providerId }, b.owner.key, "query"),
+      await rpc("embeddingProviders.update", { provider_id: a.providerId, name: "hijacked" }, b.owner.key, "mutation"),
+      await rpc("embeddingProviders.delete", { provider_id: a.providerId }, b.owner.key, "mutation"),
+      await rpc("connections.get", { connection_id: a.connectionId }, b.owner.key, "query"),
+      await rpc("connections.update", { connection_id: a.connectionId, name: "hijacked" }, b.owner.key, "mutation"),
+      await rpc("connections.delete", { connection_id: a.connectionId }, b.owner.key, "mutation"),
+      await rpc("connections.test", { connection_id: a.connectionId }, b.owner.key, "mutation"),
+      await rpc("connections.create", { provider: "db_relational", environment_id: a.environmentId, name: "intruder", mode: "managed", credentials: { host: "127.0.0.1", database: "d", user: "u", password: "p" } }, b.owner.key, "mutation"),
     ];
     expect(calls).toEqual(calls.map(() => ({ status: 404, code: "not_found" })));
   });

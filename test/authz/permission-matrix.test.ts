@@ -16,6 +16,10 @@ const WRITE_SAMPLES: Record<string, unknown> = {
   "POST /v1/organizations/:org_id/invitations": { email: "sample@example.com", role: "member" },
   "POST /v1/api-keys": { name: "sample" },
   "POST /v1/environments": { name: "sample" },
+  "POST /v1/embedding-providers": { name: "sample", provider: "emb_a", api_key: "sk-sample-key", default_model: "text-embedding-3-small" },
+  "PUT /v1/embedding-providers/:provider_id": { name: "sample" },
+  "POST /v1/providers/:provider/connections": { name: "sample", mode: "managed", credentials: { host: "127.0.0.1", database: "d", user: "u", password: "p" } },
+  "PUT /v1/connections/:connection_id": { name: "sample" },
 };
 
 /** Non-GET key routes a read_only key may still call (SPEC: GETs and the query endpoint). */

@@ -13,6 +13,10 @@ export type Tenant = TestOrg & {
   /** The owner's first key. */
   ownerKeyId: string;
   environmentId: string;
+  /** An embedding provider (local: no key needed) in the tenant's staging environment. */
+  providerId: string;
+  /** A Postgres connection (never tested here) in the tenant's staging environment. */
+  connectionId: string;
   invitationId: string;
   /** A queued task of the organization (a backfill of a made-up target: nothing runs it here). */
   taskId: string;
@@ -27,11 +31,13 @@ async function tenant(app: TestApp): Promise<Tenant> {
   const readOnly = await readOnlyKey(app, org.owner);
   const key = await json(await app.request("POST", "/v1/api-keys", { headers: member.key, body: { name: "spare" } }));
   const env = await json(await app.request("POST", "/v1/environments", { headers: org.owner.key, body: { name: "staging" } }));
+  const provider = await json(await app.request("POST", "/v1/embedding-providers", { headers: { ...org.owner.key, "x-environment-id": env.id }, body: { name: "world-provider", provider: "local" } }));
+  const connection = await json(await app.request("POST", "/v1/providers/db_relational/connections", { headers: { ...org.owner.key, "x-environment-id": env.id }, body: { name: "world-connection", mode: "managed", credentials: { host: "127.0.0.1", database: "world", user: "world", password: "world-secret" } } }));
   const inv = await json(await app.request("POST", `/v1/organizations/${org.id}/invitations`, { headers: org.owner.jwt, body: { email: `pending-${org.id}@example.com`, role: "member" } }));
   const keys = (await json(await app.request("GET", "/v1/api-keys", { headers: org.owner.key }))).data as { id: string; created_by: string }[];
   const ownerKeyId = keys.find((k) => k.created_by === org.owner.user.userId)!.id;
   const task = await enqueue(app.services.database.db, { orgId: org.id, taskType: "backfill", targetId: `vt-of-${org.id}`, payload: {}, now: app.services.clock.now() });
-  return { ...org, admin, member, readOnly, keyId: key.api_key.id, ownerKeyId, environmentId: env.id, invitationId: inv.id, taskId: task.id };
+  return { ...org, admin, member, readOnly, keyId: key.api_key.id, ownerKeyId, environmentId: env.id, providerId: provider.id, connectionId: connection.id, invitationId: inv.id, taskId: task.id };
 }
 
 export async function buildWorld(app: TestApp): Promise<World> {
@@ -46,6 +52,9 @@ export function fillPath(path: string, t: Tenant): string {
     key_id: t.keyId,
     environment_id: t.environmentId,
     task_id: t.taskId,
+    provider_id: t.providerId,
+    connection_id: t.connectionId,
+    provider: "db_relational",
     token: "not-a-real-invitation-token",
   };
   return path.replace(/:([a-z_]+)/g, (_, name: string) => ids[name] ?? "0000000000000000000000000a");

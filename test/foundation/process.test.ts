@@ -93,3 +93,13 @@ describe("errors", () => {
     expect(out.stderr).toContain('unknown command "frobnicate"');
   });
 });
+
+describe("errors: host lists", () => {
+  test("a malformed VECSYNC_DENY_HOSTS entry stops start-up with one line naming it", () => {
+    using dir = tempDir();
+    const out = run(["serve", "--data-dir", dir.path], { VECSYNC_DENY_HOSTS: "10.0.0.0/99" });
+    expect(out.code).toBe(2);
+    expect(out.stderr.trim().split("\n")).toHaveLength(1);
+    expect(out.stderr).toContain("VECSYNC_DENY_HOSTS");
+  });
+});

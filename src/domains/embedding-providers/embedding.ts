@@ -1,0 +1,42 @@
+import type { Services } from "../../services.ts";
+import { createEmbeddingProvider, type EmbeddingProvider, type EmbedOptions, type HostedTuning } from "../../drivers/embeddings/index.ts";
+import { AppError, DriverError } from "../../shared/errors.ts";
+import { API_KEY_PURPOSE, providerRowOf } from "./service.ts";
+
+// What other domains (vector tables, query) call to embed with an organization's provider.
+// The key is opened here, handed to the driver and kept nowhere else; the drivers strip it from
+// every message they raise (drivers/embeddings/http.ts `redact`).
+
+/**
+ * A driver for the organization's provider, with its decrypted key and base URL (the provider's
+ * `base_url`, else VECSYNC_EMB_*_URL, else the public endpoint). 404 for an unknown or foreign id.
+ */
+export async function providerForEmbedding(services: Services, orgId: string, providerId: string, opts: { tuning?: Partial<HostedTuning> } = {}): Promise<EmbeddingProvider> {
+  const row = await providerRowOf(services, orgId, providerId);
+  let apiKey: string | undefined;
+  if (row.apiKeySealed !== null) {
+    try {
+      apiKey = services.secrets.open(row.apiKeySealed, API_KEY_PURPOSE);
+    } catch {
+      // Only a changed master key (or a damaged row) gets here; the user can repair it with PUT.
+      throw new AppError("provider_error", `The stored API key of embedding provider ${row.id} cannot be decrypted (was the master key changed?); set it again with PUT /v1/embedding-providers/${row.id}`);
+    }
+  }
+  return createEmbeddingProvider({ provider: row.provider, apiKey, baseUrl: row.baseUrl, config: services.config, tuning: opts.tuning });
+}
+
+/**
+ * Embeds during a synchronous request (query text, a preview): a driver failure becomes 502
+ * `provider_error` carrying the provider's own words (CONTRACT 3). Tasks call `embed` directly
+ * and let the scheduler read `DriverError.retryable`.
+ */
+export async function embedOrFail(provider: EmbeddingProvider, texts: string[], opts: EmbedOptions): Promise<Float32Array[]> {
+  try {
+    return await provider.embed(texts, opts);
+  } catch (err) {
+    if (err instanceof DriverError) {
+      throw new AppError("provider_error", `The embedding provider failed: ${err.message}`, { details: { provider: provider.provider, retryable: err.retryable } });
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,147 @@
+// The host guard (CONTRACT 6): a connection may not reach link-local or cloud-metadata addresses,
+// however its host is spelled. The host is resolved ONCE; every resolved address is checked, and
+// the driver connects to the checked address (the name travels on only as the TLS server name), so
+// a DNS answer that changes between check and connect (rebinding) cannot slip past.
+//
+// Loopback and private ranges stay allowed: self-hosted users point at databases on their own
+// machine or network. `VECSYNC_DENY_HOSTS` always refuses; `VECSYNC_ALLOW_HOSTS` lifts the default
+// refusal (but never a deny entry). Entries are CIDRs, single addresses, host names, or `*.suffix`.
+import { lookup } from "node:dns/promises";
+import { isIP } from "node:net";
+import { AppError, DriverError } from "../../shared/errors.ts";
+import { formatAddress, parseAddress, parseCidr, cidrContains, embeddedIPv4, type Address, type Cidr } from "./ip.ts";
+
+/** Refused unless allowed: IPv4 and IPv6 link-local, and the metadata endpoints clouds put elsewhere. */
+export const DEFAULT_DENIED: readonly Cidr[] = [
+  "169.254.0.0/16", // IPv4 link-local, incl. 169.254.169.254 (AWS, GCP, Azure, OCI metadata)
+  "fe80::/10", // IPv6 link-local
+  "fd00:ec2::254/128", // AWS metadata over IPv6
+  "100.100.100.200/32", // Alibaba Cloud metadata
+].map((c) => parseCidr(c)!);
+
+export type HostRule = { kind: "cidr"; cidr: Cidr } | { kind: "name"; name: string } | { kind: "suffix"; suffix: string };
+
+export type HostPolicy = { deny: HostRule[]; allow: HostRule[] };
+
+const NAME = /^(?=.{1,253}$)[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*$/;
+
+/** Lowercased, without brackets around an IPv6 literal, a zone id, or a trailing dot. */
+export function normaliseHostName(host: string): string {
+  let h = host.trim().toLowerCase();
+  if (h.startsWith("[") && h.endsWith("]")) h = h.slice(1, -1);
+  if (isIP(h.replace(/%.*$/, "")) === 6) h = h.replace(/%.*$/, "");
+  return h.endsWith(".") ? h.slice(0, -1) : h;
+}
+
+/** True when `host` is a DNS name or an IP address (never a socket path, URL or host:port). */
+export function isValidHost(host: string): boolean {
+  const h = normaliseHostName(host);
+  return parseAddress(h) !== null || NAME.test(h);
+}
+
+export function parseHostRule(entry: string): HostRule {
+  const text = normaliseHostName(entry);
+  if (text.includes("/")) {
+    const cidr = parseCidr(text);
+    if (!cidr) throw new Error(`"${entry}" is not a valid CIDR`);
+    return { kind: "cidr", cidr };
+  }
+  const address = parseAddress(text);
+  if (address) return { kind: "cidr", cidr: { address, prefix: address.bytes.length * 8 } };
+  if (text.startsWith("*.") && NAME.test(text.slice(2))) return { kind: "suffix", suffix: text.slice(1) };
+  if (NAME.test(text)) return { kind: "name", name: text };
+  throw new Error(`"${entry}" is neither a CIDR, an address nor a host name`);
+}
+
+const policies = new WeakMap<object, HostPolicy>();
+
+/** The policy of a configuration (parsed once per config object); a bad entry throws. */
+export function hostPolicy(config: { denyHosts: string[]; allowHosts: string[] }): HostPolicy {
+  let policy = policies.get(config);
+  if (!policy) {
+    const rules = (entries: string[], variable: string) =>
+      entries.map((entry) => {
+        try {
+          return parseHostRule(entry);
+        } catch (err) {
+          throw new Error(`${variable}: ${(err as Error).message}`);
+        }
+      });
+    policy = { deny: rules(config.denyHosts, "VECSYNC_DENY_HOSTS"), allow: rules(config.allowHosts, "VECSYNC_ALLOW_HOSTS") };
+    policies.set(config, policy);
+  }
+  return policy;
+}
+
+const nameMatches = (rule: HostRule, name: string) =>
+  (rule.kind === "name" && rule.name === name) || (rule.kind === "suffix" && name.endsWith(rule.suffix));
+
+/** The address itself, plus the IPv4 address inside a mapped, compatible or NAT64 IPv6 one. */
+function formsOf(address: Address): Address[] {
+  const inner = embeddedIPv4(address);
+  return inner ? [address, inner] : [address];
+}
+
+const inAny = (cidrs: readonly Cidr[], address: Address) => formsOf(address).some((a) => cidrs.some((c) => cidrContains(c, a)));
+const cidrsOf = (rules: HostRule[]) => rules.flatMap((r) => (r.kind === "cidr" ? [r.cidr] : []));
+
+function refused(host: string, address: Address | null, why: string): AppError {
+  const where = address ? ` (${formatAddress(address)})` : "";
+  const message = `Connections to "${host}"${where} are not allowed: ${why}`;
+  return new AppError("validation_error", message, { details: [{ path: "credentials.host", message: `${where ? `resolves to${where}, ` : ""}${why}` }] });
+}
+
+function checkName(name: string, policy: HostPolicy): void {
+  if (policy.deny.some((r) => nameMatches(r, name))) throw refused(name, null, "the host is on the deny list (VECSYNC_DENY_HOSTS)");
+}
+
+function checkAddress(name: string, address: Address, policy: HostPolicy): void {
+  if (inAny(cidrsOf(policy.deny), address)) throw refused(name, address, "the address is on the deny list (VECSYNC_DENY_HOSTS)");
+  if (!inAny(DEFAULT_DENIED, address)) return;
+  const allowed = policy.allow.some((r) => nameMatches(r, name)) || inAny(cidrsOf(policy.allow), address);
+  if (!allowed) throw refused(name, address, "link-local and cloud-metadata addresses are refused (VECSYNC_ALLOW_HOSTS can allow them)");
+}
+
+/**
+ * The check that needs no DNS, for create and update: a denied name, or a literal address that
+ * is refused. Names are resolved (and their addresses checked) when the connection is used.
+ */
+export function checkHostSpelling(host: string, policy: HostPolicy): void {
+  const name = normaliseHostName(host);
+  checkName(name, policy);
+  const literal = parseAddress(name);
+  if (literal) checkAddress(name, literal, policy);
+}
+
+export type Resolver = (name: string) => Promise<Address[]>;
+
+/** The system resolver (getaddrinfo: /etc/hosts, then DNS), every address it answers. */
+export const systemResolver: Resolver = async (name) => {
+  try {
+    const answers = await lookup(name, { all: true, order: "verbatim" });
+    return answers.flatMap((a) => parseAddress(a.address) ?? []);
+  } catch (err) {
+    const code = (err as { code?: string }).code ?? "unknown error";
+    throw new DriverError(`could not resolve host "${name}": ${code}`, { retryable: code === "EAI_AGAIN", cause: err, context: { code } });
+  }
+};
+
+/** What the driver gets: the address to connect to, and the name for TLS (absent for a literal). */
+export type VettedHost = { address: string; servername?: string };
+
+/** Resolves `host` once and checks every address; refusals are 400, DNS failures DriverErrors. */
+export async function vetHost(host: string, policy: HostPolicy, resolve: Resolver = systemResolver): Promise<VettedHost> {
+  const name = normaliseHostName(host);
+  checkName(name, policy);
+  const literal = parseAddress(name);
+  const addresses = literal ? [literal] : await resolve(name);
+  const first = addresses[0];
+  if (!first) throw new DriverError(`could not resolve host "${name}": no addresses`, { retryable: false });
+  for (const address of addresses) checkAddress(name, address, policy);
+  // IPv4 first when the name has both (a mapped IPv6 address is the IPv4 address it stands for).
+  const dialable = addresses.map((a) => (isMapped(a) ? embeddedIPv4(a)! : a));
+  const dial = formatAddress(dialable.find((a) => a.bytes.length === 4) ?? first);
+  return literal ? { address: dial } : { address: dial, servername: name };
+}
+
+const isMapped = (a: Address) => a.bytes.length === 16 && a.bytes.slice(0, 10).every((b) => b === 0) && a.bytes[10] === 0xff && a.bytes[11] === 0xff;

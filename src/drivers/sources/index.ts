@@ -1,0 +1,60 @@
+// Opens the source a connection points at: decrypt its credentials, vet the host (CONTRACT 6),
+// construct the driver. Everything that reads a source (connection tests, vector-table schema
+// reads, backfill and sync tasks) goes through `openSource`, so none can skip the host guard.
+import type { Services } from "../../services.ts";
+import { DriverError } from "../../shared/errors.ts";
+import { openRelational, type RelationalCredentials } from "../../domains/connections/credentials.ts";
+import type { ConnectionProvider } from "../../domains/connections/schemas.ts";
+import { hostPolicy, systemResolver, vetHost, type Resolver } from "./host-guard.ts";
+import { createPostgresSource, type PostgresSourceOptions } from "./postgres.ts";
+import type { SourceConnector } from "./types.ts";
+
+/** What `openSource` needs of a connection row (the connections table's row fits). */
+export type SealedConnection = { provider: ConnectionProvider; credentials: string };
+
+export type OpenSourceOptions = {
+  /** Seconds to wait for the database to accept the connection. */
+  connectTimeoutSec?: number;
+  maxConnections?: number;
+  /** For tests of the guard: answers host names instead of the system resolver. */
+  resolver?: Resolver;
+};
+
+/** libpq's default: TLS when the server offers it. */
+const DEFAULT_SSL_MODE = "prefer";
+
+async function openRelationalSource(services: Pick<Services, "config" | "secrets">, credentials: RelationalCredentials, options: OpenSourceOptions): Promise<SourceConnector> {
+  const vetted = await vetHost(credentials.host, hostPolicy(services.config), options.resolver ?? systemResolver);
+  // postgres.js splits a `host` string at ':' (host:port lists), so an IPv6 address would be dialled
+  // as something else entirely — never the address the guard vetted. Until postgres-connect.ts
+  // passes the host as a one-element array, refuse rather than mis-dial.
+  if (vetted.address.includes(":")) throw new DriverError(`IPv6 addresses are not supported yet for ${credentials.host}; use an IPv4 address or a name with an A record`, { retryable: false });
+  const driverOptions: PostgresSourceOptions = {};
+  if (options.connectTimeoutSec !== undefined) driverOptions.connectTimeoutSec = options.connectTimeoutSec;
+  if (options.maxConnections !== undefined) driverOptions.maxConnections = options.maxConnections;
+  return createPostgresSource(
+    {
+      host: vetted.address,
+      port: credentials.port,
+      database: credentials.database,
+      user: credentials.user,
+      password: credentials.password,
+      sslMode: credentials.ssl_mode ?? DEFAULT_SSL_MODE,
+      ...(vetted.servername ? { tlsServername: vetted.servername } : {}),
+    },
+    driverOptions,
+  );
+}
+
+/**
+ * A SourceConnector for the connection; the caller closes it. A refused host throws a 400
+ * `validation_error` AppError; a name that does not resolve, a DriverError.
+ */
+export async function openSource(services: Pick<Services, "config" | "secrets">, connection: SealedConnection, options: OpenSourceOptions = {}): Promise<SourceConnector> {
+  switch (connection.provider) {
+    case "db_relational":
+      return openRelationalSource(services, openRelational(services.secrets, connection.credentials), options);
+    case "db_warehouse":
+      throw new DriverError("warehouse driver not available yet", { retryable: false });
+  }
+}

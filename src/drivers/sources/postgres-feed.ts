@@ -1,0 +1,164 @@
+// One logical replication stream turned into ChangeBatches: the primary keys each committed
+// transaction touched, checkpointed by the transaction's end LSN. Nothing is acknowledged until
+// the consumer calls ack(): a consumer that dies before that sees the same batch again.
+import type { Duplex } from "node:stream";
+import { DriverError } from "../../shared/errors.ts";
+import { toDriverError } from "./postgres-errors.ts";
+import { parseValue } from "./postgres-values.ts";
+import { decodeFrame, decodePgOutput, lsnToBigInt, lsnToString, statusUpdate, type PgOutputMessage, type Relation, type Tuple } from "./pgoutput.ts";
+import type { ChangeBatch, ChangeStream, Key } from "./types.ts";
+
+/** Past this many distinct keys a transaction is reported as "every row changed" (resync). */
+const MAX_KEYS_PER_BATCH = 100_000;
+/** Batches buffered before reading pauses (the socket then applies backpressure to the server). */
+const HIGH_WATER_BATCHES = 256;
+/** Status updates keep the server's wal_sender_timeout (default 60 s) from firing while paused. */
+const STATUS_INTERVAL_MS = 10_000;
+
+type Txn = { keys: Map<string, Key>; all: boolean };
+
+export class ReplicationFeed implements ChangeStream {
+  private readonly relations = new Map<number, { relation: Relation; keyIndexes: number[] | null }>();
+  private readonly queue: ChangeBatch[] = [];
+  private wake: (() => void) | null = null;
+  private failure: DriverError | null = null;
+  private closed = false;
+  private txn: Txn | null = null;
+  private received: bigint;
+  private acked: bigint;
+  /** End LSN of the newest batch handed out or queued; while it is above `acked`, hold. */
+  private lastBatchEnd: bigint;
+  private readonly timer: ReturnType<typeof setInterval>;
+
+  constructor(
+    private readonly connection: { end(options: { timeout: number }): Promise<void> },
+    private readonly stream: Duplex,
+    private readonly pk: string[],
+    start: string,
+    private readonly password: string,
+  ) {
+    this.received = this.acked = this.lastBatchEnd = lsnToBigInt(start);
+    stream.on("data", (chunk: Buffer) => this.onFrame(chunk));
+    stream.on("error", (err) => this.fail(toDriverError(err, { password, operation: "replication" })));
+    stream.on("close", () => this.fail(new DriverError("the replication stream closed", { retryable: true })));
+    this.timer = setInterval(() => this.sendStatus(), STATUS_INTERVAL_MS);
+    this.timer.unref?.();
+  }
+
+  private fail(error: DriverError) {
+    if (this.closed || this.failure) return;
+    this.failure = error;
+    this.wake?.();
+  }
+
+  private sendStatus(): Promise<void> {
+    if (this.closed || this.failure || !this.stream.writable) return Promise.resolve();
+    const frame = statusUpdate(this.received, this.acked);
+    return new Promise((resolve) => this.stream.write(frame, () => resolve()));
+  }
+
+  private onFrame(chunk: Buffer) {
+    const frame = decodeFrame(chunk);
+    if (frame.kind === "keepalive") {
+      if (frame.walEnd > this.received) this.received = frame.walEnd;
+      // Caught up with nothing open or unacknowledged: everything before the server's position
+      // is either delivered and acked or not ours, so the slot may move on (WAL can be recycled).
+      if (!this.txn && this.lastBatchEnd <= this.acked && this.received > this.acked) this.acked = this.received;
+      if (frame.replyRequested) void this.sendStatus();
+    } else if (frame.kind === "xlog") {
+      if (frame.walEnd > this.received) this.received = frame.walEnd;
+      this.onMessage(decodePgOutput(frame.payload));
+    }
+  }
+
+  private onMessage(message: PgOutputMessage) {
+    switch (message.tag) {
+      case "relation": {
+        const indexes = this.pk.map((name) => message.relation.columns.findIndex((c) => c.name === name));
+        this.relations.set(message.relation.oid, { relation: message.relation, keyIndexes: indexes.includes(-1) ? null : indexes });
+        return;
+      }
+      case "begin":
+        this.txn = { keys: new Map(), all: false };
+        return;
+      case "insert":
+        return this.addKey(message.relationOid, message.newTuple);
+      case "update":
+        if (message.oldTuple) this.addKey(message.relationOid, message.oldTuple);
+        return this.addKey(message.relationOid, message.newTuple);
+      case "delete":
+        return this.addKey(message.relationOid, message.oldTuple);
+      case "truncate":
+        if (this.txn) this.txn.all = true;
+        return;
+      case "commit":
+        return this.commit(message.endLsn, message.commitTime);
+      case "other":
+        return;
+    }
+  }
+
+  private addKey(relationOid: number, tuple: Tuple) {
+    const txn = this.txn;
+    const known = this.relations.get(relationOid);
+    if (!txn || txn.all) return;
+    const texts = known?.keyIndexes?.map((i) => tuple[i]);
+    // No key in the message (an unknown column, or a TOASTed key left out): re-check everything.
+    if (!known || !texts || texts.some((t) => t === null || t === undefined) || txn.keys.size >= MAX_KEYS_PER_BATCH) {
+      txn.all = true;
+      txn.keys.clear();
+      return;
+    }
+    const id = JSON.stringify(texts);
+    if (!txn.keys.has(id)) {
+      const columns = known.relation.columns;
+      txn.keys.set(id, known.keyIndexes!.map((i, n) => parseValue(columns[i]!.typeOid, texts[n]!)) as Key);
+    }
+  }
+
+  private commit(endLsn: bigint, committedAt: Date) {
+    const txn = this.txn;
+    this.txn = null;
+    if (!txn || (!txn.all && txn.keys.size === 0)) return;
+    this.lastBatchEnd = endLsn;
+    this.queue.push({ checkpoint: lsnToString(endLsn), keys: [...txn.keys.values()], allRowsChanged: txn.all, committedAt });
+    if (this.queue.length >= HIGH_WATER_BATCHES) this.stream.pause();
+    this.wake?.();
+  }
+
+  async ack(checkpoint: string): Promise<void> {
+    const lsn = lsnToBigInt(checkpoint);
+    if (lsn <= this.acked) return;
+    this.acked = lsn;
+    await this.sendStatus();
+  }
+
+  async next(): Promise<IteratorResult<ChangeBatch>> {
+    for (;;) {
+      const batch = this.queue.shift();
+      if (batch) {
+        if (this.queue.length < HIGH_WATER_BATCHES / 2 && this.stream.isPaused()) this.stream.resume();
+        return { value: batch, done: false };
+      }
+      if (this.closed) return { value: undefined, done: true };
+      if (this.failure) throw this.failure;
+      await new Promise<void>((resolve) => (this.wake = resolve));
+      this.wake = null;
+    }
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<ChangeBatch> {
+    return { next: () => this.next(), return: async () => (await this.close(), { value: undefined, done: true }) };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await this.sendStatus();
+    this.closed = true;
+    clearInterval(this.timer);
+    this.wake?.();
+    this.stream.destroy();
+    // The stream is one never-ending query: end the session now rather than wait for it.
+    await this.connection.end({ timeout: 0 }).catch(() => {});
+  }
+}
