@@ -5,7 +5,7 @@ import { ConfigError, parseFlags, resolveConfig, SERVE_FLAGS } from "./config.ts
 import { openDatabase } from "./db/client.ts";
 import { migrate } from "./db/migrate.ts";
 import { createLogger } from "./shared/log.ts";
-import { buildServices } from "./services.ts";
+import { buildServices, openVectorStore } from "./services.ts";
 import { listen, type RunningServer } from "./server.ts";
 import { selfCheck } from "./selfcheck.ts";
 import { VERSION } from "./version.ts";
@@ -39,7 +39,8 @@ async function prepare(args: string[]) {
 
 async function serve(args: string[]): Promise<void> {
   const { config, logger, database } = await prepare(args);
-  const services = buildServices(config, database, logger);
+  const vectors = await openVectorStore(config, database, logger);
+  const services = buildServices(config, database, vectors, logger);
   services.scheduler.start();
   // Handlers go in before the listening line: a supervisor may signal as soon as it reads it.
   let server: RunningServer | null = null;
@@ -51,6 +52,7 @@ async function serve(args: string[]): Promise<void> {
     setTimeout(() => process.exit(1), SHUTDOWN_DEADLINE_MS).unref();
     await server?.stop();
     await services.scheduler.stop();
+    await vectors.close(); // checkpoints the indexes
     database.close();
     process.exit(0);
   };

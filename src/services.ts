@@ -1,5 +1,7 @@
 import { ConfigError, type Config } from "./config.ts";
 import { hostPolicy } from "./drivers/sources/host-guard.ts";
+import { VectorStore } from "./drivers/vector-store/index.ts";
+import { join } from "node:path";
 import type { Database } from "./db/client.ts";
 import { createAuthenticator } from "./domains/auth/authenticator.ts";
 import { cleanupExpiredAuth } from "./domains/auth/cleanup.ts";
@@ -22,13 +24,24 @@ export type Services = {
   tasks: TaskService;
   authenticator: Authenticator;
   mailer: Mailer;
+  /** The managed vector store: every vector table's collection (managed mode). */
+  vectors: VectorStore;
   /** Encrypts secrets at rest under the master key (CONTRACT 6). */
   secrets: SecretBox;
 };
 
+/** Opens the managed vector store on the service database; index files live in `<data-dir>/indexes`. */
+export function openVectorStore(config: Config, database: Database, logger: Logger): Promise<VectorStore> {
+  return VectorStore.open({
+    client: database.client,
+    indexDir: join(config.dataDir, "indexes"),
+    log: (event, fields) => logger.info(fields, `vector store: ${event}`),
+  });
+}
+
 export type Readiness = { ready: boolean; checks: Record<string, boolean> };
 
-export function buildServices(config: Config, database: Database, logger: Logger, clock: Clock = systemClock): Services {
+export function buildServices(config: Config, database: Database, vectors: VectorStore, logger: Logger, clock: Clock = systemClock): Services {
   try {
     hostPolicy(config); // a bad VECSYNC_DENY_HOSTS / VECSYNC_ALLOW_HOSTS entry stops start-up, not a request
   } catch (err) {
@@ -37,7 +50,7 @@ export function buildServices(config: Config, database: Database, logger: Logger
   const { scheduler, tasks } = createTaskSystem(database.db, clock, logger, { workers: config.workers });
   const authenticator = createAuthenticator(database.db, config.jwtSecret, clock);
   const mailer = createMailer({ smtpUrl: config.smtpUrl, outbox: config.mailOutbox, logger });
-  const services: Services = { config, logger, clock, database, scheduler, tasks, authenticator, mailer, secrets: secretBox(config.masterKey) };
+  const services: Services = { config, logger, clock, database, scheduler, tasks, authenticator, mailer, vectors, secrets: secretBox(config.masterKey) };
   registerOrganizationTasks(services);
   // Periodic clean-ups, run while the scheduler runs.
   tasks.every("auth-cleanup", "*/10 * * * *", async () => void (await cleanupExpiredAuth(services)));
@@ -49,6 +62,6 @@ export async function readiness(services: Services): Promise<Readiness> {
     .execute("SELECT 1")
     .then(() => true)
     .catch(() => false);
-  const checks = { database, scheduler: services.scheduler.running };
+  const checks = { database, scheduler: services.scheduler.running, vector_store: services.vectors.ready() };
   return { ready: Object.values(checks).every(Boolean), checks };
 }

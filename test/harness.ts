@@ -8,7 +8,7 @@ import { resolveConfig, type Config } from "../src/config.ts";
 import { openDatabase } from "../src/db/client.ts";
 import { migrate } from "../src/db/migrate.ts";
 import { createLogger } from "../src/shared/log.ts";
-import { buildServices, type Services } from "../src/services.ts";
+import { buildServices, openVectorStore, type Services } from "../src/services.ts";
 import { createHttpApp } from "../src/server.ts";
 import type { Clock } from "../src/shared/clock.ts";
 
@@ -35,7 +35,8 @@ export async function createTestApp(opts: { env?: Record<string, string>; clock?
   const config = resolveConfig({ "data-dir": dir.path }, { VECSYNC_LOG_LEVEL: "silent", ...opts.env });
   const database = await openDatabase(config.databaseUrl);
   await migrate(database.client);
-  const services = buildServices(config, database, createLogger(config.logLevel), opts.clock);
+  const logger = createLogger(config.logLevel);
+  const services = buildServices(config, database, await openVectorStore(config, database, logger), logger, opts.clock);
   const app = createHttpApp(services);
   return {
     services,
@@ -51,6 +52,7 @@ export async function createTestApp(opts: { env?: Record<string, string>; clock?
     },
     async [Symbol.asyncDispose]() {
       await services.scheduler.stop();
+      await services.vectors.close();
       database.close();
       dir[Symbol.dispose]();
     },

@@ -19,7 +19,7 @@ describe("happy", () => {
     expect(await json(health)).toEqual({ status: "ok" });
     const ready = await fetch(`${svc.url}/readyz`);
     expect(ready.status).toBe(200);
-    expect((await json(ready)).checks).toEqual({ database: true, scheduler: true });
+    expect((await json(ready)).checks).toEqual({ database: true, scheduler: true, vector_store: true });
     const started = Date.now();
     expect(await svc.stop("SIGTERM")).toBe(0);
     expect(Date.now() - started).toBeLessThan(10_000);

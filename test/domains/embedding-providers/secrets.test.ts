@@ -10,7 +10,7 @@ import { migrate } from "../../../src/db/migrate.ts";
 import { embeddingProviders } from "../../../src/db/schema.ts";
 import { embedOrFail, providerForEmbedding } from "../../../src/domains/embedding-providers/embedding.ts";
 import { createHttpApp } from "../../../src/server.ts";
-import { buildServices, type Services } from "../../../src/services.ts";
+import { buildServices, openVectorStore, type Services } from "../../../src/services.ts";
 import { createLogger } from "../../../src/shared/log.ts";
 import { startFakeEmbeddings, type FakeEmbeddings } from "../../fakes/embeddings/server.ts";
 import { tempDir, type TempDir, type TestApp } from "../../harness.ts";
@@ -31,7 +31,8 @@ beforeAll(async () => {
   const config = resolveConfig({ "data-dir": dir.path }, { VECSYNC_LOG_LEVEL: "debug" });
   database = await openDatabase(config.databaseUrl);
   await migrate(database.client);
-  const services: Services = buildServices(config, database, createLogger(config.logLevel, { write: (line: string) => void logLines.push(line) }));
+  const logger = createLogger(config.logLevel, { write: (line: string) => void logLines.push(line) });
+  const services: Services = buildServices(config, database, await openVectorStore(config, database, logger), logger);
   const http = createHttpApp(services);
   app = {
     services,
@@ -52,6 +53,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await app[Symbol.asyncDispose]();
+  await app.services.vectors.close();
   database.close();
   await fake.stop();
   dir[Symbol.dispose]();
