@@ -8,3 +8,4 @@ export * from "../domains/environments/tables.ts";
 export * from "../domains/embedding-providers/tables.ts";
 export * from "../domains/connections/tables.ts";
 export * from "../scheduler/tables.ts";
+export * from "../domains/vector-tables/tables.ts";

@@ -11,6 +11,8 @@ export type EnqueueInput = {
   /** Lower runs first; defaults to the type's priority (SPEC 2.10). */
   priority?: number;
   maxAttempts?: number;
+  /** At most one unfinished task per key; a second enqueue fails with a UNIQUE violation (isUniqueViolation). */
+  exclusiveKey?: string;
   /** Creation time; defaults to now. Pass the service clock's time for testable timestamps. */
   now?: Date;
 };
@@ -37,6 +39,7 @@ export async function enqueue(db: DbOrTx, input: EnqueueInput): Promise<TaskRow>
       attempts: 0,
       maxAttempts: input.maxAttempts ?? defaults.maxAttempts,
       runAfter: at,
+      exclusiveKey: input.exclusiveKey ?? null,
       createdAt: at,
       updatedAt: at,
     })

@@ -1,4 +1,5 @@
-import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { sql } from "drizzle-orm";
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 /**
  * The durable task queue. Workers claim by (priority, created_at) with a lease (`locked_until`)
@@ -22,7 +23,13 @@ export const tasks = sqliteTable("tasks", {
   createdAt: text("created_at").notNull(),
   updatedAt: text("updated_at").notNull(),
   finishedAt: text("finished_at"),
+  /**
+   * Tasks sharing a key never coexist unfinished: the database refuses the second (e.g. one
+   * backfill per vector table, even with 50 simultaneous requests from several processes).
+   */
+  exclusiveKey: text("exclusive_key"),
 }, (t) => [
+  uniqueIndex("tasks_exclusive_active_idx").on(t.exclusiveKey).where(sql`status IN ('pending', 'running') AND exclusive_key IS NOT NULL`),
   index("tasks_claim_idx").on(t.status, t.priority, t.createdAt),
   index("tasks_org_idx").on(t.orgId, t.createdAt),
   index("tasks_target_idx").on(t.targetId, t.status),

@@ -1,11 +1,13 @@
 import { describe, expect, test } from "bun:test";
 import { type } from "arktype";
-import { sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
+import { isUniqueViolation } from "../../src/db/executor.ts";
+import { tasks } from "../../src/scheduler/tables.ts";
 import { TaskCatalog } from "../../src/scheduler/catalog.ts";
 import { enqueue } from "../../src/scheduler/enqueue.ts";
 import { claimNext } from "../../src/scheduler/queue.ts";
 import { AppError, DriverError } from "../../src/shared/errors.ts";
-import { eventually } from "../harness.ts";
+import { createTestApp, eventually } from "../harness.ts";
 import { queueWorld, runnerFor, taskRow } from "./helpers.ts";
 
 const Payload = type({ n: "number" });
@@ -212,5 +214,19 @@ describe("leases", () => {
     const row = await eventually(async () => ((await taskRow(world.database, task.id)).status === "failed" ? taskRow(world.database, task.id) : null));
     expect(ran).toBe(false);
     expect(row.lastError).toBe("attempt 1 of 1 stopped without finishing (its worker died)");
+  });
+});
+
+describe("exclusive keys", () => {
+  test("a second unfinished task with the same key is refused by the database; a finished one frees the key", async () => {
+    await using app = await createTestApp();
+    const db = app.services.database.db;
+    const first = await enqueue(db, { orgId: "o", taskType: "backfill", targetId: "vt", payload: {}, exclusiveKey: "backfill:vt" });
+    const attempts = await Promise.allSettled(Array.from({ length: 20 }, () => enqueue(db, { orgId: "o", taskType: "rebackfill", targetId: "vt", payload: {}, exclusiveKey: "backfill:vt" })));
+    expect(attempts.every((a) => a.status === "rejected" && isUniqueViolation(a.reason))).toBe(true);
+    await enqueue(db, { orgId: "o", taskType: "backfill", targetId: "other", payload: {}, exclusiveKey: "backfill:other" });
+    await db.update(tasks).set({ status: "completed" }).where(eq(tasks.id, first.id));
+    const again = await enqueue(db, { orgId: "o", taskType: "backfill", targetId: "vt", payload: {}, exclusiveKey: "backfill:vt" });
+    expect(again.status).toBe("pending");
   });
 });

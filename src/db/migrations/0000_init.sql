@@ -101,6 +101,38 @@ CREATE TABLE `environments` (
 );
 --> statement-breakpoint
 CREATE UNIQUE INDEX `environments_org_name_idx` ON `environments` (`org_id`,`name`);--> statement-breakpoint
+CREATE TABLE `embedding_providers` (
+	`id` text PRIMARY KEY NOT NULL,
+	`org_id` text NOT NULL,
+	`environment_id` text NOT NULL,
+	`name` text NOT NULL,
+	`provider` text NOT NULL,
+	`api_key_sealed` text,
+	`default_model` text,
+	`base_url` text,
+	`status` text NOT NULL,
+	`created_at` text NOT NULL,
+	`updated_at` text NOT NULL
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `embedding_providers_org_name_idx` ON `embedding_providers` (`org_id`,`name`);--> statement-breakpoint
+CREATE INDEX `embedding_providers_org_env_idx` ON `embedding_providers` (`org_id`,`environment_id`);--> statement-breakpoint
+CREATE TABLE `connections` (
+	`id` text PRIMARY KEY NOT NULL,
+	`org_id` text NOT NULL,
+	`environment_id` text NOT NULL,
+	`name` text NOT NULL,
+	`provider` text NOT NULL,
+	`mode` text NOT NULL,
+	`status` text NOT NULL,
+	`credentials` text NOT NULL,
+	`last_tested_at` text,
+	`created_at` text NOT NULL,
+	`updated_at` text NOT NULL
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `connections_org_name_idx` ON `connections` (`org_id`,`name`);--> statement-breakpoint
+CREATE INDEX `connections_org_env_idx` ON `connections` (`org_id`,`environment_id`);--> statement-breakpoint
 CREATE TABLE `tasks` (
 	`id` text PRIMARY KEY NOT NULL,
 	`org_id` text NOT NULL,
@@ -118,9 +150,46 @@ CREATE TABLE `tasks` (
 	`locked_until` text,
 	`created_at` text NOT NULL,
 	`updated_at` text NOT NULL,
-	`finished_at` text
+	`finished_at` text,
+	`exclusive_key` text
 );
 --> statement-breakpoint
+CREATE UNIQUE INDEX `tasks_exclusive_active_idx` ON `tasks` (`exclusive_key`) WHERE status IN ('pending', 'running') AND exclusive_key IS NOT NULL;--> statement-breakpoint
 CREATE INDEX `tasks_claim_idx` ON `tasks` (`status`,`priority`,`created_at`);--> statement-breakpoint
 CREATE INDEX `tasks_org_idx` ON `tasks` (`org_id`,`created_at`);--> statement-breakpoint
-CREATE INDEX `tasks_target_idx` ON `tasks` (`target_id`,`status`);
+CREATE INDEX `tasks_target_idx` ON `tasks` (`target_id`,`status`);--> statement-breakpoint
+CREATE TABLE `vector_tables` (
+	`id` text PRIMARY KEY NOT NULL,
+	`org_id` text NOT NULL,
+	`environment_id` text NOT NULL,
+	`connection_id` text NOT NULL,
+	`embedding_provider_id` text,
+	`name` text NOT NULL,
+	`source_table` text NOT NULL,
+	`primary_key_column` text NOT NULL,
+	`columns` text NOT NULL,
+	`embedding_model` text NOT NULL,
+	`embedding_dimensions` integer NOT NULL,
+	`mode` text NOT NULL,
+	`sync_mode` text NOT NULL,
+	`sync_status` text NOT NULL,
+	`vectorstore_collection` text NOT NULL,
+	`platform_vector_ref` text,
+	`numeric_pk` integer NOT NULL,
+	`total_rows` integer DEFAULT 0 NOT NULL,
+	`synced_rows` integer DEFAULT 0 NOT NULL,
+	`rows_pending` integer DEFAULT 0 NOT NULL,
+	`last_sync_started_at` text,
+	`last_sync_at` text,
+	`oldest_pending_change_at` text,
+	`cdc_checkpoint` text,
+	`last_error` text,
+	`last_error_at` text,
+	`created_at` text NOT NULL,
+	`updated_at` text NOT NULL
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `vector_tables_org_name_idx` ON `vector_tables` (`org_id`,`name`);--> statement-breakpoint
+CREATE INDEX `vector_tables_org_env_idx` ON `vector_tables` (`org_id`,`environment_id`);--> statement-breakpoint
+CREATE INDEX `vector_tables_connection_idx` ON `vector_tables` (`connection_id`);--> statement-breakpoint
+CREATE INDEX `vector_tables_provider_idx` ON `vector_tables` (`embedding_provider_id`);

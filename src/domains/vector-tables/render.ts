@@ -1,0 +1,82 @@
+import { createHash } from "node:crypto";
+import type { Metadata, MetadataValue } from "../../drivers/vector-store/index.ts";
+import type { SourceValue } from "../../drivers/sources/types.ts";
+import type { ColumnConfig } from "./tables.ts";
+
+// What a source row becomes in the collection (CONTRACT 7). One module, used by backfill, sync
+// and tests alike, so the embedded text and typed metadata can never differ between paths.
+
+/** Embedding columns in embedding order: by `ordinal`, then by position in `columns`. */
+export function embeddingColumns(columns: ColumnConfig[]): ColumnConfig[] {
+  return columns
+    .map((c, position) => ({ c, position }))
+    .filter(({ c }) => c.role === "embedding")
+    .sort((a, b) => (a.c.ordinal ?? Number.MAX_SAFE_INTEGER) - (b.c.ordinal ?? Number.MAX_SAFE_INTEGER) || a.position - b.position)
+    .map(({ c }) => c);
+}
+
+export const metadataColumns = (columns: ColumnConfig[]): ColumnConfig[] => columns.filter((c) => c.role === "metadata");
+
+const asText = (value: SourceValue): string => (typeof value === "string" ? value : String(value));
+
+/**
+ * The text that is embedded: each non-null embedding column as `name_prefix + value`, joined by
+ * "\n". Null when every embedding column is null (such a row is not embedded, CONTRACT 6).
+ */
+export function renderText(columns: ColumnConfig[], values: Record<string, SourceValue>): string | null {
+  const parts: string[] = [];
+  for (const column of embeddingColumns(columns)) {
+    const value = values[column.name];
+    if (value === null || value === undefined) continue;
+    parts.push((column.name_prefix ?? "") + asText(value));
+  }
+  return parts.length ? parts.join("\n") : null;
+}
+
+function typed(type: ColumnConfig["filter_type"], value: SourceValue | undefined): MetadataValue {
+  if (value === null || value === undefined) return null;
+  switch (type) {
+    case "keyword":
+      return asText(value);
+    case "integer": {
+      const n = typeof value === "number" ? value : Number(value);
+      return Number.isSafeInteger(n) ? n : null;
+    }
+    case "float": {
+      const n = typeof value === "number" ? value : Number(value);
+      return Number.isFinite(n) ? n : null;
+    }
+    case "boolean":
+      if (typeof value === "boolean") return value;
+      if (value === "true" || value === "t" || value === 1) return true;
+      if (value === "false" || value === "f" || value === 0) return false;
+      return null;
+    default:
+      return null;
+  }
+}
+
+/** Every metadata column of the row, typed by its `filter_type` (a value that does not fit → null). */
+export function renderMetadata(columns: ColumnConfig[], values: Record<string, SourceValue>): Metadata {
+  const out: Metadata = {};
+  for (const column of metadataColumns(columns)) out[column.name] = typed(column.filter_type, values[column.name]);
+  return out;
+}
+
+/**
+ * What the stored text hash covers besides the source's own hash of the text columns: the model,
+ * the dimensions and the rendering rules (order, prefixes). Any change means re-embedding, so a
+ * model change can never leave mixed vectors (ARCHITECTURE "Batch sync").
+ */
+export function embeddingTag(model: string, dimensions: number, columns: ColumnConfig[]): string {
+  const rules = embeddingColumns(columns).map((c) => [c.name, c.name_prefix ?? ""]);
+  return createHash("sha256").update(JSON.stringify([model, dimensions, rules])).digest("hex").slice(0, 16);
+}
+
+/** The text hash stored per row: the source's hash of the embedding columns, bound to the tag. */
+export const storedTextHash = (sourceTextHash: string, tag: string): string => `${sourceTextHash}.${tag}`;
+
+/** `vt_<first 8 of id>_<name lowercased, anything outside [a-z0-9_] as _>` (CONTRACT 2). */
+export function collectionName(id: string, name: string): string {
+  return `vt_${id.slice(0, 8)}_${name.toLowerCase().replace(/[^a-z0-9_]/g, "_")}`;
+}

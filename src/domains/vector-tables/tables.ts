@@ -1,0 +1,56 @@
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+/** Column configuration as SPEC 2.9 states it; stored as JSON on the vector table. */
+export type ColumnConfig = {
+  name: string;
+  role: "embedding" | "metadata";
+  ordinal?: number;
+  name_prefix?: string;
+  filter_type?: "keyword" | "integer" | "float" | "boolean";
+};
+
+export type SyncStatus = "pending" | "backfilling" | "synced" | "paused" | "error" | "pending_rebackfill";
+
+export const vectorTables = sqliteTable("vector_tables", {
+  id: text("id").primaryKey(),
+  orgId: text("org_id").notNull(),
+  environmentId: text("environment_id").notNull(),
+  connectionId: text("connection_id").notNull(),
+  embeddingProviderId: text("embedding_provider_id"),
+  name: text("name").notNull(),
+  sourceTable: text("source_table").notNull(),
+  primaryKeyColumn: text("primary_key_column").notNull(),
+  columns: text("columns", { mode: "json" }).$type<ColumnConfig[]>().notNull(),
+  embeddingModel: text("embedding_model").notNull(),
+  embeddingDimensions: integer("embedding_dimensions").notNull(),
+  mode: text("mode", { enum: ["managed", "platform"] }).notNull(),
+  syncMode: text("sync_mode", { enum: ["batch", "cdc"] }).notNull(),
+  syncStatus: text("sync_status").$type<SyncStatus>().notNull(),
+  /** `vt_<id[0..8]>_<name>` (CONTRACT 2); fixed at creation, so a rename keeps the collection. */
+  vectorstoreCollection: text("vectorstore_collection").notNull(),
+  platformVectorRef: text("platform_vector_ref"),
+  /** Whether the source's primary key is numeric (ties break numerically, CONTRACT 7). */
+  numericPk: integer("numeric_pk", { mode: "boolean" }).notNull(),
+  totalRows: integer("total_rows").notNull().default(0),
+  syncedRows: integer("synced_rows").notNull().default(0),
+  /** Changes known and not yet applied (SPEC 2.12 rows_pending outside a backfill). */
+  rowsPending: integer("rows_pending").notNull().default(0),
+  /** Start of the last completed sync pass (batch staleness) and its end (`last_sync_at`). */
+  lastSyncStartedAt: text("last_sync_started_at"),
+  lastSyncAt: text("last_sync_at"),
+  /** Commit time of the oldest change not yet applied (cdc staleness); null when caught up. */
+  oldestPendingChangeAt: text("oldest_pending_change_at"),
+  /** The source's change-feed position (LSN / timestamp), committed with the changes it covers. */
+  cdcCheckpoint: text("cdc_checkpoint"),
+  lastError: text("last_error"),
+  lastErrorAt: text("last_error_at"),
+  createdAt: text("created_at").notNull(),
+  updatedAt: text("updated_at").notNull(),
+}, (t) => [
+  uniqueIndex("vector_tables_org_name_idx").on(t.orgId, t.name),
+  index("vector_tables_org_env_idx").on(t.orgId, t.environmentId),
+  index("vector_tables_connection_idx").on(t.connectionId),
+  index("vector_tables_provider_idx").on(t.embeddingProviderId),
+]);
+
+export type VectorTableRow = typeof vectorTables.$inferSelect;
