@@ -176,6 +176,7 @@ CREATE TABLE `vector_tables` (
 	`vectorstore_collection` text NOT NULL,
 	`platform_vector_ref` text,
 	`numeric_pk` integer NOT NULL,
+	`config_version` integer DEFAULT 1 NOT NULL,
 	`total_rows` integer DEFAULT 0 NOT NULL,
 	`synced_rows` integer DEFAULT 0 NOT NULL,
 	`rows_pending` integer DEFAULT 0 NOT NULL,

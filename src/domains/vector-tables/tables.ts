@@ -31,6 +31,12 @@ export const vectorTables = sqliteTable("vector_tables", {
   platformVectorRef: text("platform_vector_ref"),
   /** Whether the source's primary key is numeric (ties break numerically, CONTRACT 7). */
   numericPk: integer("numeric_pk", { mode: "boolean" }).notNull(),
+  /**
+   * Bumped by every PUT that changes columns, model or dimensions. A backfill/rebackfill task
+   * re-reads it between pages: when it moved, the task starts over building the new version, so
+   * the table always converges to its latest configuration with one task at a time.
+   */
+  configVersion: integer("config_version").notNull().default(1),
   totalRows: integer("total_rows").notNull().default(0),
   syncedRows: integer("synced_rows").notNull().default(0),
   /** Changes known and not yet applied (SPEC 2.12 rows_pending outside a backfill). */
