@@ -3,10 +3,11 @@
 // reads, backfill and sync tasks) goes through `openSource`, so none can skip the host guard.
 import type { Services } from "../../services.ts";
 import { DriverError } from "../../shared/errors.ts";
-import { openRelational, type RelationalCredentials } from "../../domains/connections/credentials.ts";
+import { openRelational, openWarehouse, type RelationalCredentials, type WarehouseCredentials } from "../../domains/connections/credentials.ts";
 import type { ConnectionProvider } from "../../domains/connections/schemas.ts";
 import { hostPolicy, systemResolver, vetHost, type Resolver } from "./host-guard.ts";
 import { createPostgresSource, type PostgresSourceOptions } from "./postgres.ts";
+import { createWarehouseSource } from "./warehouse.ts";
 import type { SourceConnector } from "./types.ts";
 
 /** What `openSource` needs of a connection row (the connections table's row fits). */
@@ -47,6 +48,27 @@ async function openRelationalSource(services: Pick<Services, "config" | "secrets
 }
 
 /**
+ * The warehouse's address is derived from the account (`<account>.snowflakecomputing.com`, a public
+ * name the guard has nothing to say about) or set by the operator (VECSYNC_WAREHOUSE_URL).
+ */
+function openWarehouseSource(services: Pick<Services, "config">, credentials: WarehouseCredentials): SourceConnector {
+  return createWarehouseSource(
+    {
+      authMethod: credentials.auth_method,
+      account: credentials.account,
+      user: credentials.user,
+      ...(credentials.password !== undefined ? { password: credentials.password } : {}),
+      ...(credentials.private_key !== undefined ? { privateKey: credentials.private_key } : {}),
+      ...(credentials.warehouse !== undefined ? { warehouse: credentials.warehouse } : {}),
+      ...(credentials.database !== undefined ? { database: credentials.database } : {}),
+      schema: credentials.schema,
+      ...(credentials.role !== undefined ? { role: credentials.role } : {}),
+    },
+    { url: services.config.warehouseUrl, pollMs: services.config.cdcPollMs },
+  );
+}
+
+/**
  * A SourceConnector for the connection; the caller closes it. A refused host throws a 400
  * `validation_error` AppError; a name that does not resolve, a DriverError.
  */
@@ -55,6 +77,6 @@ export async function openSource(services: Pick<Services, "config" | "secrets">,
     case "db_relational":
       return openRelationalSource(services, openRelational(services.secrets, connection.credentials), options);
     case "db_warehouse":
-      throw new DriverError("warehouse driver not available yet", { retryable: false });
+      return openWarehouseSource(services, openWarehouse(services.secrets, connection.credentials));
   }
 }

@@ -49,8 +49,11 @@ function sslOption(credentials: PostgresCredentials): Ssl {
 
 export function connectionOptions(credentials: PostgresCredentials, options: PostgresSourceOptions = {}) {
   return {
-    host: credentials.host,
-    port: credentials.port ?? 5432,
+    // One-element lists: given a string, postgres.js splits it at ':' and ',' (its host:port
+    // lists), which would dial an IPv6 address as something else than the vetted address. Its
+    // runtime takes arrays for both (index.js parseOptions); its typings only declare strings.
+    host: [credentials.host] as unknown as string,
+    port: [credentials.port ?? 5432] as unknown as number,
     database: credentials.database,
     username: credentials.user,
     password: credentials.password,

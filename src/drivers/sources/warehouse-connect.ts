@@ -69,6 +69,8 @@ export function connectionOptions(credentials: WarehouseCredentials, url: URL | 
     role: credentials.role,
     application: "vecsync",
     clientSessionKeepAlive: false,
+    // With fetchAsString the SDK otherwise answers SQL NULL as the text "NULL".
+    representNullAsStringNull: false,
     ...(url ? { accessUrl: url.origin } : {}),
     // Fail a login within seconds rather than the SDK's default of minutes of retries.
     sfRetryMaxLoginRetries: 2,

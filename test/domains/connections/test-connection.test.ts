@@ -7,6 +7,7 @@ import { FakeClock } from "../../../src/shared/clock.ts";
 import { createTestApp, PG_ADMIN_URL, throwawayPostgres, type TestApp, type ThrowawayDatabase } from "../../harness.ts";
 import { newOrganization, readOnlyKey, json, type TestOrg } from "../../helpers/organizations.ts";
 import { newConnection, relationalCredentials, SECRET_PASSWORD, warehouseCredentials } from "./helpers.ts";
+import { startFakeWarehouse } from "../../fakes/warehouse/server.ts";
 
 const clock = new FakeClock(new Date("2030-02-01T00:00:00Z"));
 let app: TestApp;
@@ -41,7 +42,7 @@ async function closedPort(): Promise<number> {
 async function answer(res: Response) {
   const text = await res.text();
   expect(text).not.toContain(SECRET_PASSWORD);
-  return { status: res.status, body: JSON.parse(text) };
+  return { status: res.status, body: JSON.parse(text), text };
 }
 
 describe("happy", () => {
@@ -109,11 +110,24 @@ describe("errors", () => {
     expect(body).toEqual({ status: "failed", details: { error: expect.stringContaining('database "***" does not exist') } });
   });
 
-  test("a warehouse connection without its driver fails clearly", async () => {
-    const c = await newConnection(app, org.owner.key, { provider: "db_warehouse", credentials: warehouseCredentials() });
-    const { status, body } = await answer(await runTest(c.id));
-    expect(status).toBe(200);
-    expect(body.status).toBe("failed");
+  test("a warehouse connection tests through snowflake-sdk against the warehouse test server", async () => {
+    const fake = await startFakeWarehouse({ users: [{ user: "LOADER", password: SECRET_PASSWORD }] });
+    try {
+      await using wh = await createTestApp({ env: { VECSYNC_WAREHOUSE_URL: fake.url } });
+      const o = await newOrganization(wh);
+      const credentials = warehouseCredentials({ account: fake.account, database: fake.database });
+      const good = await newConnection(wh, o.owner.key, { provider: "db_warehouse", credentials });
+      const ok = await answer(await wh.request("POST", `/v1/connections/${good.id}/test`, { headers: o.owner.key }));
+      expect(ok.body).toEqual({ status: "connected", details: { latency_ms: expect.any(Number) } });
+
+      const bad = await newConnection(wh, o.owner.key, { provider: "db_warehouse", credentials: { ...credentials, password: "not-the-password" } });
+      const failed = await answer(await wh.request("POST", `/v1/connections/${bad.id}/test`, { headers: o.owner.key }));
+      expect(failed.status).toBe(200);
+      expect(failed.body.status).toBe("failed");
+      expect(failed.text).not.toContain("not-the-password");
+    } finally {
+      await fake.close();
+    }
   });
 
   test("a host the deny list refuses once resolved → 400 validation_error; status stays pending", async () => {

@@ -191,4 +191,12 @@ describe("postgres: errors", () => {
     expect(err.retryable).toBe(true);
     expect(err.message).toContain("ECONNREFUSED");
   });
+
+  test("an IPv6 address is dialled as given, not split at its colons", async () => {
+    // The server here listens on 127.0.0.1 only: a refusal naming [::1]:5432 shows where we dialled.
+    const source = createPostgresSource({ host: "::1", port: 5432, database: "x", user: "postgres", password: "pw" });
+    const err = (await source.test().catch((e: unknown) => e)) as DriverError;
+    await source.close();
+    expect(err.message).toContain("::1:5432");
+  });
 });
