@@ -26,10 +26,6 @@ const DEFAULT_SSL_MODE = "prefer";
 
 async function openRelationalSource(services: Pick<Services, "config" | "secrets">, credentials: RelationalCredentials, options: OpenSourceOptions): Promise<SourceConnector> {
   const vetted = await vetHost(credentials.host, hostPolicy(services.config), options.resolver ?? systemResolver);
-  // postgres.js splits a `host` string at ':' (host:port lists), so an IPv6 address would be dialled
-  // as something else entirely — never the address the guard vetted. Until postgres-connect.ts
-  // passes the host as a one-element array, refuse rather than mis-dial.
-  if (vetted.address.includes(":")) throw new DriverError(`IPv6 addresses are not supported yet for ${credentials.host}; use an IPv4 address or a name with an A record`, { retryable: false });
   const driverOptions: PostgresSourceOptions = {};
   if (options.connectTimeoutSec !== undefined) driverOptions.connectTimeoutSec = options.connectTimeoutSec;
   if (options.maxConnections !== undefined) driverOptions.maxConnections = options.maxConnections;

@@ -143,9 +143,11 @@ describe("errors", () => {
     expect((await json(await denying.request("GET", `/v1/connections/${c.id}`, { headers: o.owner.key }))).status).toBe("pending");
   });
 
-  test("an IPv6 address fails clearly instead of being mis-dialled (postgres.js splits hosts at ':')", async () => {
+  test("an IPv6 address is dialled as that address (nothing listens on ::1 here, so it is refused)", async () => {
     const c = await newConnection(app, org.owner.key, { credentials: local({ host: "::1" }) });
-    expect((await answer(await runTest(c.id))).body).toEqual({ status: "failed", details: { error: expect.stringContaining("IPv6 addresses are not supported yet") } });
+    const { body } = await answer(await runTest(c.id));
+    expect(body.status).toBe("failed");
+    expect(body.details.error).toMatch(/ECONNREFUSED|refused/i);
   });
 
   test("unknown id → 404", async () => {
