@@ -7,7 +7,7 @@ import { findModel, validateModelChoice, type ModelSpec, type ProviderName } fro
 import { governorFor, type RateGovernor } from "./governor.ts";
 import { send, type UpstreamRequest } from "./http.ts";
 import { count, emptyStats, type EmbeddingStats } from "./stats.ts";
-import { estimateTokens, truncateToTokens } from "./tokens.ts";
+import { fitInputs, tokenCounterFor } from "./tokenizer.ts";
 import type { EmbedKind, EmbeddingProvider, EmbedOptions, HostedTuning } from "./types.ts";
 
 export type WireBatch = { spec: ModelSpec; texts: string[]; dimensions: number; kind: EmbedKind };
@@ -64,11 +64,10 @@ export class HostedProvider implements EmbeddingProvider {
     const maxInputs = Math.min(spec.maxInputsPerRequest, tuning.maxInputsPerRequest ?? Infinity);
     // A request no larger than a quarter of the governor's bucket keeps several in flight.
     const maxTokens = Math.min(spec.maxTokensPerRequest, tuning.maxTokensPerRequest ?? Infinity, Math.max(1, Math.floor(this.governor.tokenCapacity / 4)));
-    // Without server truncation the cut must be exact to our (over-)estimate; with it, a loose
-    // cut at twice the limit only saves bandwidth and lets the provider cut precisely.
+    // Without server truncation the cut must be exact to our count (the provider's own for emb_a);
+    // with it, a loose cut at twice the limit only saves bandwidth and lets the provider cut.
     const cutAt = Math.min(this.wire.serverTruncates ? spec.maxTokens * 2 : spec.maxTokens, maxTokens);
-    const prepared = texts.map((t) => truncateToTokens(t, cutAt));
-    const tokenCounts = prepared.map(estimateTokens);
+    const { texts: prepared, tokens: tokenCounts } = fitInputs(await tokenCounterFor(this.provider), texts, cutAt);
     const batches = planBatches(tokenCounts, maxInputs, maxTokens);
 
     const out = new Array<Float32Array>(texts.length);

@@ -2,7 +2,8 @@
 // provider's per-request token ceiling and client-side truncation never leaves an input over
 // max_tokens. BPE tokenizers of all three providers average 3.5–4.5 UTF-8 bytes per token on
 // English and about 3 bytes per token on CJK; one token per 3 bytes over-counts all of them.
-// (A real tokenizer — js-tiktoken for the OpenAI family — would make emb_a's cut exact.)
+// emb_a counts exactly with cl100k_base instead (tokenizer.ts); emb_b, emb_c and local use this
+// estimate, as no tokenizer for their families on npm is one we trust to match the provider.
 
 const encoder = new TextEncoder();
 export const BYTES_PER_TOKEN = 3;

@@ -1,6 +1,8 @@
 // The drivers under the contract suite: each hosted one against its fake, and the local one.
 // Each subject names the behaviours it skips and why (STYLE habit 7).
 import { createEmbeddingProvider, type EmbeddingProvider, type HostedTuning, type ProviderName } from "../../../src/drivers/embeddings/index.ts";
+import { estimateTokens } from "../../../src/drivers/embeddings/tokens.ts";
+import { tokenCounterFor } from "../../../src/drivers/embeddings/tokenizer.ts";
 import { startFakeEmbeddings, type FakeEmbeddings } from "../../fakes/embeddings/server.ts";
 
 export type Behaviour = "http" | "kinds" | "server-truncation";
@@ -18,8 +20,18 @@ export type Subject = {
   dimsField: ((body: Record<string, unknown>) => unknown) | null;
   /** What the fake keys vectors by as the input kind, per kind. */
   wireKind: { document: string; query: string };
+  /** The token count the driver batches and reserves by (emb_a: cl100k_base, exact). */
+  tokens(text: string): number;
+  /**
+   * Whether the fake's own count (4 bytes per token) never exceeds the driver's, so the fake can
+   * enforce a token ceiling; false for emb_a, where the driver counts exactly with cl100k_base.
+   */
+  fakeCountsLikeDriver: boolean;
   skips: Partial<Record<Behaviour, string>>;
 };
+
+const cl100k = await tokenCounterFor("emb_a");
+const exact = (text: string) => cl100k.fit(text, Number.MAX_SAFE_INTEGER).tokens;
 
 export const SUBJECTS: Subject[] = [
   {
@@ -31,6 +43,8 @@ export const SUBJECTS: Subject[] = [
     badDims: 2000,
     dimsField: (b) => b.dimensions,
     wireKind: { document: "none", query: "none" },
+    tokens: exact,
+    fakeCountsLikeDriver: false,
     skips: {
       kinds: "the OpenAI API has no document/query distinction",
       "server-truncation": "no server-side truncation: inputs are cut client-side (tested)",
@@ -45,6 +59,8 @@ export const SUBJECTS: Subject[] = [
     badDims: 1024,
     dimsField: (b) => (b.parameters as Record<string, unknown>).outputDimensionality,
     wireKind: { document: "RETRIEVAL_DOCUMENT", query: "RETRIEVAL_QUERY" },
+    tokens: estimateTokens,
+    fakeCountsLikeDriver: true,
     skips: {},
   },
   {
@@ -56,6 +72,8 @@ export const SUBJECTS: Subject[] = [
     badDims: 300,
     dimsField: (b) => b.output_dimension,
     wireKind: { document: "document", query: "query" },
+    tokens: estimateTokens,
+    fakeCountsLikeDriver: true,
     skips: {},
   },
   {
@@ -67,6 +85,8 @@ export const SUBJECTS: Subject[] = [
     badDims: 1024,
     dimsField: null,
     wireKind: { document: "-", query: "-" },
+    tokens: estimateTokens,
+    fakeCountsLikeDriver: true,
     skips: {
       http: "in-process: no requests, keys, rate limits, retries or upstream answers to validate",
       kinds: "lexical: documents and queries are embedded alike",
