@@ -9,6 +9,8 @@ import { environmentsRouter } from "../src/domains/environments/rpc.ts";
 import { embeddingProvidersRouter } from "../src/domains/embedding-providers/rpc.ts";
 import { connectionsRouter } from "../src/domains/connections/rpc.ts";
 import { tasksRouter } from "../src/domains/tasks/rpc.ts";
+import { vectorTablesRouter } from "../src/domains/vector-tables/rpc.ts";
+import { queryRouter } from "../src/domains/query/rpc.ts";
 import { createRpcContext } from "./context.ts";
 import { publicProcedure, router } from "./init.ts";
 
@@ -21,6 +23,8 @@ export const appRouter = router({
   embeddingProviders: embeddingProvidersRouter,
   connections: connectionsRouter,
   tasks: tasksRouter,
+  vectorTables: vectorTablesRouter,
+  query: queryRouter,
 });
 
 export type AppRouter = typeof appRouter;

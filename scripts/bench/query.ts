@@ -6,7 +6,7 @@
 // same run on the same data. Progress goes to stderr, the tables to stdout.
 import { createClient } from "@libsql/client";
 import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { Index, MetricKind, ScalarKind } from "usearch";
@@ -39,6 +39,7 @@ const THREADS = 2;
 const SELECTIVITY = [100, 50, 5, 0.5, 0.05]; // percent of rows with price < s
 const params = { scalar: args.scalar as ScalarKindName, connectivity: Number(args.m), expansionAdd: Number(args["ef-add"]), expansionSearch: Number(args.ef), threads: THREADS };
 
+const loadAtStart = loadavg().map((l) => l.toFixed(2)).join(", ");
 progress(`dataset ${N} × ${DIMS}, ${QUERIES} queries, index ${JSON.stringify(params)}`);
 const data = makeDataset(N, DIMS, QUERIES);
 progress("ground truth (exact, brute force)");
@@ -149,6 +150,7 @@ console.log(`\nBuild: vecsync ${fmt(buildSeconds, 1)} s for ${N} upserts (libSQL
 console.log(`Bytes per vector: vecsync memory ${fmt(stats.memoryBytes / N, 0)} (f32 mirror + metadata ${fmt((stats.memoryBytes - stats.indexBytes) / N, 0)}, HNSW ~${fmt(stats.indexBytes / N, 0)}), libSQL ${fmt(stats.sqlBytes / N, 0)}, index file ${fmt(indexFileBytes / N, 0)}; raw usearch file ${fmt(rawBytes, 0)}`);
 if (pgBuild) console.log(pgBuild);
 console.log(`pgvector baseline: ${pgNote}`);
+console.log(`Machine load (1/5/15-min averages): at start ${loadAtStart}; at the end ${loadavg().map((l) => l.toFixed(2)).join(", ")}`);
 console.log(`vecsync index: ${JSON.stringify(params)}${exactCapScale ? `, exact cap scale ${exactCapScale}` : ""}`);
 if (pgClose) {
   progress("pgvector: dropping the throwaway database");

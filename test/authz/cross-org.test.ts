@@ -75,7 +75,57 @@ const CASES: CrossOrgCase[] = [
   { route: "DELETE /v1/connections/:connection_id", name: "delete the other org's connection", as: "owner-key", call: (v) => ({ method: "DELETE", path: `/v1/connections/${v.connectionId}` }) },
   { route: "POST /v1/connections/:connection_id/test", name: "test the other org's connection", as: "owner-key", call: (v) => ({ method: "POST", path: `/v1/connections/${v.connectionId}/test` }) },
   { route: "GET /v1/tasks/:task_id", name: "read the other org's task", as: "owner-key", call: (v) => ({ method: "GET", path: `/v1/tasks/${v.taskId}` }) },
+  {
+    route: "POST /v1/vector-tables",
+    name: "create a vector table in the other org's environment",
+    as: "owner-key",
+    call: (v) => ({ method: "POST", path: "/v1/vector-tables", headers: { "x-environment-id": v.environmentId }, body: vectorTableSample(v) }),
+  },
+  {
+    route: "POST /v1/vector-tables",
+    name: "create a vector table over the other org's connection and provider",
+    as: "owner-key",
+    call: (v) => ({ method: "POST", path: "/v1/vector-tables", body: vectorTableSample(v) }),
+  },
+  { route: "GET /v1/vector-tables/:vector_table_id", name: "read the other org's vector table", as: "owner-key", call: (v) => ({ method: "GET", path: `/v1/vector-tables/${v.vectorTableId}` }) },
+  {
+    route: "PUT /v1/vector-tables/:vector_table_id",
+    name: "reconfigure the other org's vector table",
+    as: "owner-key",
+    call: (v) => ({ method: "PUT", path: `/v1/vector-tables/${v.vectorTableId}`, body: { name: "hijacked", embedding_dimensions: 32 } }),
+  },
+  { route: "DELETE /v1/vector-tables/:vector_table_id", name: "delete the other org's vector table", as: "owner-key", call: (v) => ({ method: "DELETE", path: `/v1/vector-tables/${v.vectorTableId}` }) },
+  { route: "GET /v1/vector-tables/:vector_table_id/schema", name: "read the other org's source schema", as: "owner-key", call: (v) => ({ method: "GET", path: `/v1/vector-tables/${v.vectorTableId}/schema` }) },
+  { route: "POST /v1/vector-tables/:vector_table_id/backfill", name: "backfill the other org's vector table", as: "owner-key", call: (v) => ({ method: "POST", path: `/v1/vector-tables/${v.vectorTableId}/backfill` }) },
+  { route: "GET /v1/vector-tables/:vector_table_id/sync/status", name: "read the other org's sync status", as: "owner-key", call: (v) => ({ method: "GET", path: `/v1/vector-tables/${v.vectorTableId}/sync/status` }) },
+  { route: "POST /v1/vector-tables/:vector_table_id/sync/pause", name: "pause the other org's sync", as: "owner-key", call: (v) => ({ method: "POST", path: `/v1/vector-tables/${v.vectorTableId}/sync/pause` }) },
+  { route: "POST /v1/vector-tables/:vector_table_id/sync/resume", name: "resume the other org's sync", as: "owner-key", call: (v) => ({ method: "POST", path: `/v1/vector-tables/${v.vectorTableId}/sync/resume` }) },
+  {
+    route: "POST /v1/vector-tables/:vector_table_id/query",
+    name: "query the other org's vector table",
+    as: "owner-key",
+    call: (v) => ({ method: "POST", path: `/v1/vector-tables/${v.vectorTableId}/query`, body: { query: "anything" } }),
+  },
+  {
+    route: "POST /v1/vector-tables/:vector_table_id/query",
+    name: "query the other org's vector table naming its environment",
+    as: "owner-key",
+    call: (v) => ({ method: "POST", path: `/v1/vector-tables/${v.vectorTableId}/query`, headers: { "x-environment-id": v.environmentId }, body: { query: "anything" } }),
+  },
 ];
+
+function vectorTableSample(v: Tenant) {
+  return {
+    name: "intruder",
+    connection_id: v.connectionId,
+    embedding_provider_id: v.providerId,
+    source_table: "docs",
+    primary_key_column: "id",
+    columns: [{ name: "body", role: "embedding" }],
+    embedding_model: "local-lexical-v1",
+    embedding_dimensions: 16,
+  };
+}
 
 /** Routes with a path parameter that is not an organization-scoped id. */
 const EXEMPT: Record<string, string> = {
@@ -107,6 +157,9 @@ async function snapshot(t: Tenant) {
     providers: await get("/v1/embedding-providers?limit=100", t.owner.key),
     connections: await get("/v1/connections?limit=100", t.owner.key),
     task: await get(`/v1/tasks/${t.taskId}`, t.owner.key),
+    vectorTables: await get("/v1/vector-tables?limit=100", t.owner.key),
+    syncStatus: await get(`/v1/vector-tables/${t.vectorTableId}/sync/status`, t.owner.key),
+    tasks: await get("/v1/tasks", t.owner.key),
   };
 }
 
@@ -161,6 +214,16 @@ describe("authz", () => {
       await rpc("connections.delete", { connection_id: a.connectionId }, b.owner.key, "mutation"),
       await rpc("connections.test", { connection_id: a.connectionId }, b.owner.key, "mutation"),
       await rpc("connections.create", { provider: "db_relational", environment_id: a.environmentId, name: "intruder", mode: "managed", credentials: { host: "127.0.0.1", database: "d", user: "u", password: "p" } }, b.owner.key, "mutation"),
+      await rpc("vectorTables.get", { vector_table_id: a.vectorTableId }, b.owner.key, "query"),
+      await rpc("vectorTables.schema", { vector_table_id: a.vectorTableId }, b.owner.key, "query"),
+      await rpc("vectorTables.syncStatus", { vector_table_id: a.vectorTableId }, b.owner.key, "query"),
+      await rpc("vectorTables.update", { vector_table_id: a.vectorTableId, name: "hijacked" }, b.owner.key, "mutation"),
+      await rpc("vectorTables.delete", { vector_table_id: a.vectorTableId }, b.owner.key, "mutation"),
+      await rpc("vectorTables.backfill", { vector_table_id: a.vectorTableId }, b.owner.key, "mutation"),
+      await rpc("vectorTables.pause", { vector_table_id: a.vectorTableId }, b.owner.key, "mutation"),
+      await rpc("vectorTables.resume", { vector_table_id: a.vectorTableId }, b.owner.key, "mutation"),
+      await rpc("vectorTables.create", { ...vectorTableSample(a), environment_id: a.environmentId }, b.owner.key, "mutation"),
+      await rpc("query.search", { vector_table_id: a.vectorTableId, query: "anything" }, b.owner.key, "mutation"),
     ];
     expect(calls).toEqual(calls.map(() => ({ status: 404, code: "not_found" })));
   });

@@ -20,10 +20,28 @@ const WRITE_SAMPLES: Record<string, unknown> = {
   "PUT /v1/embedding-providers/:provider_id": { name: "sample" },
   "POST /v1/providers/:provider/connections": { name: "sample", mode: "managed", credentials: { host: "127.0.0.1", database: "d", user: "u", password: "p" } },
   "PUT /v1/connections/:connection_id": { name: "sample" },
+  "POST /v1/vector-tables": {
+    name: "sample",
+    connection_id: "0000000000000000000000000a",
+    embedding_provider_id: "0000000000000000000000000a",
+    source_table: "docs",
+    primary_key_column: "id",
+    columns: [{ name: "body", role: "embedding" }],
+    embedding_model: "local-lexical-v1",
+    embedding_dimensions: 16,
+  },
+  "PUT /v1/vector-tables/:vector_table_id": { name: "sample" },
+  "POST /v1/vector-tables/:vector_table_id/query": { query: "sample" },
 };
 
 /** Non-GET key routes a read_only key may still call (SPEC: GETs and the query endpoint). */
-const READ_ONLY_ALLOWED = new Set<string>([]);
+const READ_ONLY_ALLOWED = new Set<string>(["POST /v1/vector-tables/:vector_table_id/query"]);
+
+/**
+ * GET routes that read the source live; the world's connection points at no real database, so
+ * they answer 502 source_error — past the permission check, which is what is asserted here.
+ */
+const READS_LIVE_SOURCE = new Set<string>(["GET /v1/vector-tables/:vector_table_id/schema"]);
 
 let app: TestApp;
 let world: World;
@@ -75,7 +93,15 @@ describe("authz: key permission", () => {
   test("a read_only key on every GET API-key route is not refused for its permission", async () => {
     for (const r of domainRoutes.filter((r) => r.auth === "api_key" && r.method === "GET")) {
       const res = await call(r, world.a.readOnly);
-      expect([routeKey(r), res.status]).toEqual([routeKey(r), 200]);
+      if (READS_LIVE_SOURCE.has(routeKey(r))) expect([routeKey(r), await statusAndCode(res)]).toEqual([routeKey(r), { status: 502, code: "source_error" }]);
+      else expect([routeKey(r), res.status]).toEqual([routeKey(r), 200]);
+    }
+  });
+
+  test("a read_only key may query a vector table", async () => {
+    for (const key of READ_ONLY_ALLOWED) {
+      const route = domainRoutes.find((r) => routeKey(r) === key)!;
+      expect([key, (await call(route, world.a.readOnly)).status]).toEqual([key, 200]);
     }
   });
 });

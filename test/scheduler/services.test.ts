@@ -23,13 +23,15 @@ describe("happy", () => {
     expect(scheduler.running).toBe(false);
   });
 
-  test("a registered type's own priority and attempts apply, and an enqueue may override them", async () => {
+  test("the service registers every task type with SPEC 2.10's defaults, and an enqueue may override them", async () => {
     await using app = await createTestApp();
     const queue = app.services.tasks;
-    queue.register({ taskType: "backfill", priority: 2, maxAttempts: 4, timeoutMs: 5_000, payload: type("object"), handler: async () => {} });
-    const byType = await queue.enqueue(app.services.database.db, { orgId: "o1", taskType: "backfill", targetId: "vt", payload: {} });
-    const given = await queue.enqueue(app.services.database.db, { orgId: "o1", taskType: "backfill", targetId: "vt", payload: {}, priority: 1, maxAttempts: 1 });
-    const plain = await queue.enqueue(app.services.database.db, { orgId: "o1", taskType: "rebackfill", targetId: "vt", payload: {} });
-    expect([byType.priority, byType.maxAttempts, given.priority, given.maxAttempts, plain.priority, plain.maxAttempts]).toEqual([2, 4, 1, 1, 3, 3]);
+    expect(() => queue.register({ taskType: "backfill", timeoutMs: 5_000, payload: type("object"), handler: async () => {} })).toThrow("already registered");
+    const db = app.services.database.db;
+    const backfill = await queue.enqueue(db, { orgId: "o1", taskType: "backfill", targetId: "vt", payload: {} });
+    const rebackfill = await queue.enqueue(db, { orgId: "o1", taskType: "rebackfill", targetId: "vt", payload: {} });
+    const deletion = await queue.enqueue(db, { orgId: "o1", taskType: "org_deletion", targetId: "o1", payload: {} });
+    const given = await queue.enqueue(db, { orgId: "o1", taskType: "backfill", targetId: "vt", payload: {}, priority: 1, maxAttempts: 1 });
+    expect([backfill, rebackfill, deletion, given].map((t) => [t.priority, t.maxAttempts])).toEqual([[3, 3], [3, 3], [7, 5], [1, 1]]);
   });
 });

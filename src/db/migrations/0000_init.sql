@@ -177,6 +177,8 @@ CREATE TABLE `vector_tables` (
 	`platform_vector_ref` text,
 	`numeric_pk` integer NOT NULL,
 	`config_version` integer DEFAULT 1 NOT NULL,
+	`serving_model` text,
+	`serving_dimensions` integer,
 	`total_rows` integer DEFAULT 0 NOT NULL,
 	`synced_rows` integer DEFAULT 0 NOT NULL,
 	`rows_pending` integer DEFAULT 0 NOT NULL,

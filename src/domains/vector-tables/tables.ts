@@ -37,6 +37,14 @@ export const vectorTables = sqliteTable("vector_tables", {
    * the table always converges to its latest configuration with one task at a time.
    */
   configVersion: integer("config_version").notNull().default(1),
+  /**
+   * The model and dimensions of the vectors in the live generation: what a query embeds with.
+   * After a PUT they differ from embedding_model/embedding_dimensions until the rebackfill swaps
+   * its new generation in (it sets them at the swap, in the swap's transaction); queries keep
+   * answering from the old vectors meanwhile (CONTRACT 6-7). Set at creation.
+   */
+  servingModel: text("serving_model"),
+  servingDimensions: integer("serving_dimensions"),
   totalRows: integer("total_rows").notNull().default(0),
   syncedRows: integer("synced_rows").notNull().default(0),
   /** Changes known and not yet applied (SPEC 2.12 rows_pending outside a backfill). */

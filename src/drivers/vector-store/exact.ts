@@ -1,6 +1,8 @@
 // Exact top-k over a list of rids: gather their f32 vectors from the mirror (GATHER_ROWS at a
 // time) and let usearch's exactSearch score them (SIMD, ~8 GB/s on one thread). Results keep the
 // whole group of rows tied with the last one kept, so ties can then be broken by primary key.
+// For the HNSW path's few dozen candidates, `rescore` computes the f32 cosine in JS straight
+// from the mirror instead: no copy and no native call (~10 µs for 30 × 384 against ~30 µs).
 import { exactSearch, type Matches, MetricKind } from "usearch";
 import { GATHER_ROWS, type Mirror } from "./mirror.ts";
 
@@ -19,11 +21,12 @@ export function cutWithTies(list: Candidate[], want: number): Candidate[] {
   return list.slice(0, end);
 }
 
+/** Inner product over the mirror's unit vectors: distance 1 − cos, at twice the cosine kernel's speed. */
 function searchChunk(data: Float32Array, query: Float32Array, dims: number, count: number): Matches {
-  return exactSearch(data, query, dims, count, MetricKind.Cos, 1) as Matches;
+  return exactSearch(data, query, dims, count, MetricKind.IP, 1) as Matches;
 }
 
-/** `query` must own its buffer (usearch ignores typed-array offsets). */
+/** `query` must be a unit vector that owns its buffer (usearch ignores typed-array offsets). */
 export function exactTopK(mirror: Mirror, query: Float32Array, rids: ArrayLike<number>, want: number): Candidate[] {
   const all: Candidate[] = [];
   const dims = mirror.dims;
@@ -40,4 +43,29 @@ export function exactTopK(mirror: Mirror, query: Float32Array, rids: ArrayLike<n
     }
   }
   return cutWithTies(all, want);
+}
+
+/**
+ * Exact cosine distances (f64 accumulation over the f32 vectors) of a few rids, read in place
+ * from the mirror. The HNSW index may hold f16/i8 vectors: these are the scores we return.
+ */
+export function rescore(mirror: Mirror, query: Float32Array, rids: ArrayLike<number>): Candidate[] {
+  const dims = mirror.dims;
+  const data = mirror.vectors;
+  let qq = 0;
+  for (let j = 0; j < dims; j++) qq += query[j]! * query[j]!;
+  const out: Candidate[] = new Array(rids.length);
+  for (let i = 0; i < rids.length; i++) {
+    const rid = rids[i]!;
+    const base = (GATHER_ROWS + rid) * dims;
+    let dot = 0;
+    let vv = 0;
+    for (let j = 0; j < dims; j++) {
+      const x = data[base + j]!;
+      dot += x * query[j]!;
+      vv += x * x;
+    }
+    out[i] = { rid, distance: 1 - dot / Math.sqrt(qq * vv) };
+  }
+  return out;
 }

@@ -36,8 +36,9 @@ export class Generation implements GenerationRef {
     private readonly params: IndexParams,
     private readonly indexDir: string,
     private readonly log: StoreLog,
+    keepTexts = true,
   ) {
-    this.mirror = new Mirror(spec);
+    this.mirror = new Mirror(spec, keepTexts);
     this.hnsw = new HnswIndex(spec.dimensions, params);
   }
 
@@ -73,7 +74,7 @@ export class Generation implements GenerationRef {
         const page = await readRowPage(client, this, after, LOAD_PAGE_ROWS);
         if (page.length === 0) break;
         for (const row of page) {
-          this.mirror.set(row.rid, row.vector, row.metadata);
+          this.mirror.set(row.rid, row.vector, row.metadata, row.pk, row.text);
           if (row.vecSeq > since) replay.push(row.rid);
           maxRid = row.rid;
         }
@@ -143,7 +144,7 @@ export class Generation implements GenerationRef {
     const vectorChanged: number[] = [];
     for (const row of rows) {
       if (row.vecSeq > since || !this.mirror.isLive(row.rid)) {
-        this.mirror.set(row.rid, row.vector, row.metadata);
+        this.mirror.set(row.rid, row.vector, row.metadata, row.pk, row.text);
         vectorChanged.push(row.rid);
       } else this.mirror.setMetadata(row.rid, row.metadata);
     }
@@ -161,7 +162,7 @@ export class Generation implements GenerationRef {
     rows.forEach((row, i) => {
       const rid = rids.get(row.pk);
       if (rid === undefined) return;
-      this.mirror.set(rid, row.vector, typed[i]!);
+      this.mirror.set(rid, row.vector, typed[i]!, row.pk, row.text);
       order.push(rid);
     });
     this.upsertIndex([...new Set(order)]);

@@ -1,6 +1,8 @@
-// The in-memory mirror of one generation: every live row's f32 vector and typed metadata,
-// indexed by rid. It feeds the exact path (gather + usearch exactSearch), the f32 re-rank of
-// HNSW candidates and the in-memory filter predicate. libSQL stays the source of truth.
+// The in-memory mirror of one generation: every live row's f32 vector, typed metadata, primary
+// key and (unless `keepTexts` is off) embedded text, indexed by rid. It feeds the exact path
+// (gather + usearch exactSearch), the f32 re-score of HNSW candidates, the in-memory filter
+// predicate and the hits themselves, so a search on a ready generation needs no SQL for
+// broad or unfiltered queries. libSQL stays the source of truth.
 import type { ColumnAccess } from "./filters/index.ts";
 import type { GenerationSpec, Metadata, MetadataValue } from "./types.ts";
 
@@ -10,6 +12,9 @@ import type { GenerationSpec, Metadata, MetadataValue } from "./types.ts";
  * 0 (usearch's JS exactSearch ignores a view's offset). 2,048 rows × 384 dims × 4 B = 3 MiB.
  */
 export const GATHER_ROWS = 2048;
+
+/** Floats in the largest Float32Array Bun/JSC allocates (a 4 GiB ArrayBuffer, measured). */
+const MAX_VECTOR_FLOATS = 2 ** 30 - 1024;
 
 interface ColumnStore {
   get(rid: number): MetadataValue;
@@ -69,18 +74,39 @@ function keywordColumn(): ColumnStore {
   };
 }
 
+/**
+ * Scales `data[from, from + dims)` to unit length. The mirror keeps unit vectors so the exact
+ * path can score by inner product, twice as fast as usearch's cosine kernel (cosine is
+ * invariant to scale, so the index and every score stay the same to f32 rounding).
+ */
+export function normalizeInPlace(data: Float32Array, from: number, dims: number): void {
+  let norm = 0;
+  for (let j = from; j < from + dims; j++) norm += data[j]! * data[j]!;
+  if (norm === 0 || !Number.isFinite(norm)) return;
+  const inv = 1 / Math.sqrt(norm);
+  for (let j = from; j < from + dims; j++) data[j]! *= inv;
+}
+
 export class Mirror {
   readonly dims: number;
-  /** [GATHER_ROWS gather rows | one row per rid]. Replaced (not resized) when it grows. */
+  /** [GATHER_ROWS gather rows | one unit vector per rid]. Replaced (not resized) when it grows. */
   vectors: Float32Array;
   private live: Uint8Array;
   private capacity: number;
   private readonly columns: ColumnStore[];
+  private readonly pks: (string | undefined)[] = [];
+  /** Empty when texts are not kept (then hits read them from libSQL). */
+  private readonly texts: (string | undefined)[] = [];
+  private labelChars = 0;
   liveCount = 0;
   /** One past the highest rid ever stored. */
   ridEnd = 0;
 
-  constructor(readonly spec: GenerationSpec, initialRows = 1024) {
+  constructor(
+    readonly spec: GenerationSpec,
+    readonly keepTexts = true,
+    initialRows = 1024,
+  ) {
     this.dims = spec.dimensions;
     this.capacity = initialRows;
     this.vectors = new Float32Array((GATHER_ROWS + initialRows) * this.dims);
@@ -92,7 +118,10 @@ export class Mirror {
 
   private ensure(rid: number): void {
     if (rid < this.capacity) return;
-    const next = Math.max(rid + 1, Math.ceil(this.capacity * 1.5));
+    // One ArrayBuffer tops out at 4 GiB under Bun/JSC (~1.39M rids at 768 dims, ~0.7M at 1,536):
+    // never overshoot it while growing. Past it the vectors need paging (not done yet).
+    const maxRows = Math.floor(MAX_VECTOR_FLOATS / this.dims) - GATHER_ROWS;
+    const next = Math.max(rid + 1, Math.min(maxRows, Math.ceil(this.capacity * 1.5)));
     const vectors = new Float32Array((GATHER_ROWS + next) * this.dims);
     vectors.set(this.vectors);
     this.vectors = vectors;
@@ -107,11 +136,14 @@ export class Mirror {
     return this.live[rid] === 1;
   }
 
-  /** Stores a row's vector (f32, copied) and metadata (already typed per column). */
-  set(rid: number, vector: Float32Array, metadata: MetadataValue[]): void {
+  /** Stores a row's vector (f32, copied and scaled to unit length), metadata (already typed per column), pk and text. */
+  set(rid: number, vector: Float32Array, metadata: MetadataValue[], pk: string, text: string): void {
     this.ensure(rid);
-    this.vectors.set(vector, (GATHER_ROWS + rid) * this.dims);
+    const base = (GATHER_ROWS + rid) * this.dims;
+    this.vectors.set(vector, base);
+    normalizeInPlace(this.vectors, base, this.dims);
     this.setMetadata(rid, metadata);
+    this.setLabels(rid, pk, this.keepTexts ? text : undefined);
     if (this.live[rid] !== 1) this.liveCount++;
     this.live[rid] = 1;
     if (rid >= this.ridEnd) this.ridEnd = rid + 1;
@@ -127,9 +159,28 @@ export class Mirror {
     this.live[rid] = 0;
     this.liveCount--;
     this.columns.forEach((c) => c.set(rid, null));
+    this.setLabels(rid, undefined, undefined);
   }
 
-  /** A copy of one row's vector, in its own buffer (safe for any native call). */
+  private setLabels(rid: number, pk: string | undefined, text: string | undefined): void {
+    this.labelChars += (pk?.length ?? 0) - (this.pks[rid]?.length ?? 0);
+    this.pks[rid] = pk;
+    if (!this.keepTexts) return;
+    this.labelChars += (text?.length ?? 0) - (this.texts[rid]?.length ?? 0);
+    this.texts[rid] = text;
+  }
+
+  /** The primary key of a live rid. */
+  pkOf(rid: number): string {
+    return this.pks[rid]!;
+  }
+
+  /** The embedded text of a live rid, or undefined when texts are not kept in memory. */
+  textOf(rid: number): string | undefined {
+    return this.texts[rid];
+  }
+
+  /** A copy of one row's (unit) vector, in its own buffer (safe for any native call). */
   vectorOf(rid: number): Float32Array {
     const start = (GATHER_ROWS + rid) * this.dims;
     return this.vectors.slice(start, start + this.dims);
@@ -168,7 +219,13 @@ export class Mirror {
     return out;
   }
 
+  /**
+   * An estimate. Strings are counted at 2 B/char plus ~32 B of header and slot (JSC stores
+   * Latin-1 strings in 1 B/char, so this over-counts ASCII text).
+   */
   bytes(): number {
-    return this.vectors.byteLength + this.live.byteLength + this.columns.reduce((s, c) => s + c.bytes(), 0);
+    const strings = this.pks.length + this.texts.length;
+    const labels = this.labelChars * 2 + strings * 32;
+    return this.vectors.byteLength + this.live.byteLength + this.columns.reduce((s, c) => s + c.bytes(), 0) + labels;
   }
 }

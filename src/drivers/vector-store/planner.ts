@@ -1,26 +1,54 @@
-// Routing between the exact path and the HNSW path, from a cost model measured with
-// `bun run bench query` (100k × 384, f16, M=16, ef=64, one search thread, 2 shared cores):
-//   exact over m matching rows  ≈ 0.45 µs × m × dims/384   (SQL rid fetch 0.13 + gather 0.2 + SIMD scan 0.1)
-//   HNSW search at ef = kq      ≈ 4.5 µs × max(kq, ef) × dims/384
-// A filter of selectivity p needs kq ≈ 1.6 × k / p = 1.6 × k × N / m candidates, so the two
-// cross at m* = sqrt(10 × 1.6 × k × N): ~4,000 rows at N = 100k, ~12,600 at N = 1M (the
-// issue's anchors saw 2,000–4,000 at 100k). Route by match count against m*, not by percent.
+// Routing between the exact path and the HNSW path, from a cost model calibrated with
+// `bun run bench query` and forced-path runs (CALIBRATION below).
+//   exact over m matching rows  ≈ m × (EXACT_SQL_US + EXACT_VECTOR_US × dims/384)
+//       (rids read through the metadata index, then gather + SIMD inner product of unit vectors)
+//   HNSW search for kq results  ≈ (HNSW_FIXED_US + HNSW_PER_RESULT_US × kq) × dims/384
+// A filter of selectivity p = m/N needs kq ≈ OVERSAMPLE × k / p candidates, so the two cross at
+// the m* solving  m·a = b + c·O·k·N/m  (exactCap). Route by the estimated match count, not by
+// percent: m* grows with √N.
 import type { Predicate } from "./filters/index.ts";
 import type { HnswIndex } from "./hnsw.ts";
 import type { Mirror } from "./mirror.ts";
 
-/** One HNSW candidate (ef unit) costs about this many exactly scanned rows (measured ~10). */
-export const HNSW_UNIT_IN_EXACT_ROWS = 10;
-/** Margin over k/p: with 1.6 fewer than k candidates pass only ~5 % of the time (binomial), so one pass usually does. */
+/**
+ * CALIBRATION — 100k × 384 clustered, f16, M=16, ef=64, k=10, one search thread, 2 cores shared
+ * with other work (load average 3–4, so absolute times are ~2× an idle machine's; the crossover
+ * is a ratio and held across runs). store.search p50, each path forced:
+ *   matches   exact    HNSW (kq = 1.6·k/p)
+ *     500     0.33 ms  38 ms   (kq 3,200: HNSW cost grows faster than linearly past ef)
+ *   1,000     0.73     12
+ *   2,000     1.4–2.0  3.6
+ *   3,000     2.4–3.3  2.8
+ *   4,000     2.9–4.3  1.4–1.6
+ *   5,000     4.1–4.8  1.04
+ *   8,000     6.6      0.6
+ * → crossover ≈ 3,000–3,500 matching rows (the issue's anchors: 2,000–4,000). The constants
+ * below are idle-machine figures with that crossover: m* = 3,390 at 100k × 384, ≈ 9,700 at
+ * 1M × 384, ≈ 10,800 at 1M × 768 (the model scales both paths with dims, so m* barely moves;
+ * the issue saw it halve at 768 dims — unconfirmed here, see the --large bench).
+ */
+const EXACT_SQL_US = 0.09;
+const EXACT_VECTOR_US = 0.15;
+const HNSW_FIXED_US = 200;
+const HNSW_PER_RESULT_US = 1.3;
+
+/** Margin over k/p: with 1.6 × k/p candidates fewer than k pass only ~5 % of the time (binomial), so one pass usually does. */
 const OVERSAMPLE = 1.6;
-/** The sample must see this many times m* before the SQL count is skipped (sampling noise). */
-const CLEARLY_BROAD = 1.5;
-const SAMPLE_ROWS = 256;
+/** An exact attempt reads at most this many times m* rids before giving up for HNSW (estimate noise). */
+const EXACT_SLACK = 1.5;
+/** A first, cheap sample (~4 µs): enough when the filter is far from m* either way. */
+const QUICK_SAMPLE_ROWS = 256;
+/** Near m* (within ×4) a closer look (~15 µs): ±18 % at m* on 100k rows. */
+const SAMPLE_ROWS = 1024;
+const NEAR_CAP = 4;
 
 /** Unfiltered searches over at most this many rows are exact (one gather chunk, ~0.3 ms). */
 export const EXACT_UNFILTERED_ROWS = 2048;
 
-/** Candidates to re-rank exactly for an unfiltered top-k: f32 re-ranking fixes the f16 index's near-ties. */
+/** Kept for callers of the old model: one HNSW result costs about this many exactly scanned rows. */
+export const HNSW_UNIT_IN_EXACT_ROWS = Math.round(HNSW_PER_RESULT_US / (EXACT_SQL_US + EXACT_VECTOR_US));
+
+/** HNSW candidates to re-score for an unfiltered top-k: f32 re-scoring fixes the f16 index's near-ties. */
 export function rerankWant(k: number): number {
   return 2 * k + 10;
 }
@@ -30,17 +58,32 @@ export function filteredWant(k: number): number {
   return k;
 }
 
-/** The match count under which the exact path wins (m* above); `scale` lets tests move it. */
-export function exactCap(k: number, liveRows: number, scale = 1): number {
-  return Math.max(1, Math.round(scale * Math.sqrt(HNSW_UNIT_IN_EXACT_ROWS * OVERSAMPLE * filteredWant(k) * liveRows)));
+/**
+ * The match count under which the exact path wins (m* above), for `dims` dimensions;
+ * `scale` lets tests move it.
+ */
+export function exactCap(k: number, liveRows: number, scale = 1, dims = 384): number {
+  const d = dims / 384;
+  const a = EXACT_SQL_US + EXACT_VECTOR_US * d;
+  const b = HNSW_FIXED_US * d;
+  const c = HNSW_PER_RESULT_US * d * OVERSAMPLE * filteredWant(k) * liveRows;
+  const m = (b + Math.sqrt(b * b + 4 * a * c)) / (2 * a);
+  return Math.max(1, Math.round(scale * m));
 }
 
-/** Fraction of live rows matching `pred`, from a fixed stride sample of the mirror (a few µs). */
-export function estimateSelectivity(pred: Predicate<number>, mirror: Mirror): number {
-  const step = Math.max(1, Math.floor(mirror.ridEnd / SAMPLE_ROWS));
+/** Fraction of live rows matching `pred`: a quick stride sample, a closer one when near `cap`. */
+export function estimateSelectivity(pred: Predicate<number>, mirror: Mirror, cap = 0): number {
+  const quick = sampleSelectivity(pred, mirror, QUICK_SAMPLE_ROWS);
+  const matches = quick * mirror.liveCount;
+  return matches > cap / NEAR_CAP && matches < cap * NEAR_CAP ? sampleSelectivity(pred, mirror, SAMPLE_ROWS) : quick;
+}
+
+/** Fraction of live rows matching `pred` among about `rows` rows at a fixed stride. */
+function sampleSelectivity(pred: Predicate<number>, mirror: Mirror, rows: number): number {
+  const step = Math.max(1, Math.floor(mirror.ridEnd / rows));
   let seen = 0;
   let hits = 0;
-  for (let rid = step >> 1; rid < mirror.ridEnd && seen < SAMPLE_ROWS * 2; rid += step) {
+  for (let rid = step >> 1; rid < mirror.ridEnd && seen < rows * 2; rid += step) {
     if (!mirror.isLive(rid)) continue;
     seen++;
     if (pred(rid)) hits++;
@@ -48,9 +91,16 @@ export function estimateSelectivity(pred: Predicate<number>, mirror: Mirror): nu
   return seen === 0 ? 1 : hits / seen;
 }
 
-/** True when the sample alone shows the filter is far too broad for the exact path. */
-export function clearlyBroad(estimated: number, liveRows: number, cap: number): boolean {
-  return estimated * liveRows > CLEARLY_BROAD * cap;
+export type FilteredRoute = { path: "exact"; limit: number } | { path: "hnsw"; selectivity: number };
+
+/**
+ * Exact when the estimated match count is under m* (reading at most EXACT_SLACK × m* rids, so a
+ * low estimate costs one bounded SQL read before HNSW); HNSW with the estimate otherwise, with no
+ * SQL at all: the sample is precise enough there (≥ ~25 sampled hits).
+ */
+export function routeFiltered(selectivity: number, liveRows: number, cap: number): FilteredRoute {
+  if (selectivity * liveRows <= cap) return { path: "exact", limit: Math.ceil(cap * EXACT_SLACK) };
+  return { path: "hnsw", selectivity };
 }
 
 export interface HnswOutcome {

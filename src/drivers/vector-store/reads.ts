@@ -3,10 +3,12 @@ import type { Client, Row } from "@libsql/client";
 import { metadataColumnName, type SqlWhere } from "./filters/index.ts";
 import { readMetadataValue, type GenerationRef } from "./rows.ts";
 import { generationTables } from "./schema.ts";
-import type { Metadata, MetadataValue, RowHashes } from "./types.ts";
+import type { MetadataValue, RowHashes } from "./types.ts";
 
 export interface StoredRow {
   rid: number;
+  pk: string;
+  text: string;
   seq: number;
   vecSeq: number;
   metadata: MetadataValue[];
@@ -21,6 +23,8 @@ function toStoredRow(ref: GenerationRef, r: Row): StoredRow {
   const blob = r.vec as ArrayBuffer;
   return {
     rid: Number(r.rid),
+    pk: String(r.pk),
+    text: String(r.text),
     seq: Number(r.seq),
     vecSeq: Number(r.vec_seq),
     metadata: ref.spec.metadata.map((_, i) => readMetadataValue(ref.spec, i, r[metadataColumnName(i)])),
@@ -32,7 +36,7 @@ function toStoredRow(ref: GenerationRef, r: Row): StoredRow {
 export async function readRowPage(client: Client, ref: GenerationRef, afterRid: number, limit: number): Promise<StoredRow[]> {
   const t = generationTables(ref.collection, ref.generation);
   const rs = await client.execute({
-    sql: `SELECT r.rid, r.seq, r.vec_seq${metaSelect(ref, "r")}, d.vec FROM ${t.rows} r JOIN ${t.docs} d ON d.rid = r.rid
+    sql: `SELECT r.rid, r.pk, r.seq, r.vec_seq${metaSelect(ref, "r")}, d.text, d.vec FROM ${t.rows} r JOIN ${t.docs} d ON d.rid = r.rid
           WHERE r.rid > ? ORDER BY r.rid LIMIT ?`,
     args: [BigInt(afterRid), BigInt(limit)],
   });
@@ -45,7 +49,7 @@ export async function readChangesSince(client: Client, ref: GenerationRef, seq: 
   const [rows, gone, current] = await client.batch(
     [
       {
-        sql: `SELECT r.rid, r.seq, r.vec_seq${metaSelect(ref, "r")}, d.vec FROM ${t.rows} r JOIN ${t.docs} d ON d.rid = r.rid WHERE r.seq > ?`,
+        sql: `SELECT r.rid, r.pk, r.seq, r.vec_seq${metaSelect(ref, "r")}, d.text, d.vec FROM ${t.rows} r JOIN ${t.docs} d ON d.rid = r.rid WHERE r.seq > ?`,
         args: [BigInt(seq)],
       },
       { sql: `SELECT rid FROM ${t.gone} WHERE seq > ?`, args: [BigInt(seq)] },
@@ -92,27 +96,12 @@ export async function countMatching(client: Client, ref: GenerationRef, where: S
   return Number(rs.rows[0]?.n ?? 0);
 }
 
-export interface HydratedRow {
-  rid: number;
-  pk: string;
-  metadata: Metadata;
-  text: string;
-}
-
-export async function hydrate(client: Client, ref: GenerationRef, rids: number[]): Promise<Map<number, HydratedRow>> {
+/** Embedded texts by rid (rids are our integers: inlined, one statement, no JSON). */
+export async function readTexts(client: Client, ref: GenerationRef, rids: number[]): Promise<Map<number, string>> {
   const t = generationTables(ref.collection, ref.generation);
-  const rs = await client.execute({
-    sql: `SELECT r.rid, r.pk${metaSelect(ref, "r")}, d.text FROM ${t.rows} r JOIN ${t.docs} d ON d.rid = r.rid
-          WHERE r.rid IN (SELECT value FROM json_each(?))`,
-    args: [JSON.stringify(rids)],
-  });
-  const out = new Map<number, HydratedRow>();
-  for (const r of rs.rows) {
-    const metadata: Metadata = {};
-    ref.spec.metadata.forEach((c, i) => (metadata[c.name] = readMetadataValue(ref.spec, i, r[metadataColumnName(i)])));
-    out.set(Number(r.rid), { rid: Number(r.rid), pk: String(r.pk), metadata, text: String(r.text) });
-  }
-  return out;
+  const list = rids.map((r) => Math.floor(r)).join(",");
+  const rs = await client.execute(`SELECT rid, text FROM ${t.docs} WHERE rid IN (${list})`);
+  return new Map(rs.rows.map((r) => [Number(r.rid), String(r.text)]));
 }
 
 /** Hashes for diffing: a page in pk (code point) order, or the given pks. */

@@ -1,14 +1,17 @@
 // One search against one generation. Whatever the path, results are exact with respect to the
-// filter (checked again on the hydrated row), scored by exact f32 cosine, ordered by score then
-// primary key, with min score applied.
+// filter, scored by exact f32 cosine, ordered by score then primary key, with min score applied.
+// On a ready generation everything but the exact path's rid read (and the text, when texts are
+// not kept in memory) comes from the mirror, read synchronously: one consistent state, the one
+// every acknowledged write has reached.
 import type { Client } from "@libsql/client";
 import { VectorStoreError } from "./errors.ts";
-import { type Candidate, cutWithTies, exactTopK } from "./exact.ts";
-import { compilePredicate, compileSql, type FilterNode, metadataColumnName } from "./filters/index.ts";
+import { type Candidate, cutWithTies, exactTopK, rescore } from "./exact.ts";
+import { compilePredicate, compileSql, type FilterNode, metadataColumnName, type Predicate } from "./filters/index.ts";
 import type { Generation } from "./generation.ts";
-import { hydrate, matchingRids } from "./reads.ts";
+import { matchingRids, readTexts } from "./reads.ts";
+import { normalizeInPlace } from "./mirror.ts";
 import { comparePk } from "./pk-order.ts";
-import { clearlyBroad, estimateSelectivity, EXACT_UNFILTERED_ROWS, exactCap, filteredWant, hnswCandidates, rerankWant } from "./planner.ts";
+import { EXACT_UNFILTERED_ROWS, estimateSelectivity, exactCap, filteredWant, hnswCandidates, rerankWant, routeFiltered } from "./planner.ts";
 import { readMetadataValue } from "./rows.ts";
 import { generationTables } from "./schema.ts";
 import type { Metadata, SearchHit, SearchPath, SearchRequest, SearchResult } from "./types.ts";
@@ -17,64 +20,82 @@ export function queryVector(req: SearchRequest, dims: number): Float32Array {
   if (req.vector.length !== dims) {
     throw new VectorStoreError("invalid_row", `query vector has ${req.vector.length} dimensions, collection has ${dims}`);
   }
-  return req.vector.slice(); // own buffer at offset 0 for usearch
+  const query = req.vector.slice(); // own buffer at offset 0 for usearch
+  normalizeInPlace(query, 0, dims); // the exact path scores unit vectors by inner product
+  return query;
+}
+
+interface Found {
+  candidates: Candidate[];
+  path: SearchPath;
 }
 
 export async function searchGeneration(client: Client, gen: Generation, req: SearchRequest, node: FilterNode | null, capScale?: number): Promise<SearchResult> {
   const query = queryVector(req, gen.spec.dimensions);
   if (gen.status === "loading") return searchSql(client, gen, query, req, node);
-  const mirror = gen.mirror;
-  if (mirror.liveCount === 0 || req.k <= 0) return { hits: [], path: "empty" };
-  const indexed = gen.status === "ready";
+  if (gen.mirror.liveCount === 0 || req.k <= 0) return { hits: [], path: "empty" };
+  const found = node ? await searchFiltered(client, gen, query, req, node, capScale) : searchUnfiltered(gen, query, req);
   const minScore = req.minScore ?? null;
-  let candidates: Candidate[];
-  let path: SearchPath = "exact-memory";
-  if (!node) {
-    if (mirror.liveCount <= EXACT_UNFILTERED_ROWS || !indexed) candidates = exactTopK(mirror, query, mirror.liveRids(), req.k);
-    else {
-      const found = hnswCandidates(gen.hnsw, mirror, query, rerankWant(req.k), null, 1, minScore);
-      candidates = exactTopK(mirror, query, found.rids, req.k);
-      path = "hnsw";
-    }
-  } else {
-    const pred = compilePredicate(node, mirror.access);
-    const cap = exactCap(req.k, mirror.liveCount, capScale);
-    const sampled = estimateSelectivity(pred, mirror);
-    const where = compileSql(node, gen.spec.metadata);
-    // Writes may land during an await: keep only rids still live and still matching.
-    const exactOver = async (limit: number) => {
-      const all = await matchingRids(client, gen, where, limit);
-      return all.count <= limit ? exactTopK(mirror, query, all.rids.filter((rid) => mirror.isLive(rid) && pred(rid)).sort(), req.k) : null;
-    };
-    const broad = indexed && clearlyBroad(sampled, mirror.liveCount, cap);
-    const exact = broad ? null : await exactOver(indexed ? cap : Infinity);
-    if (exact) candidates = exact;
-    else {
-      const p = Math.max(sampled, broad ? 0 : cap / mirror.liveCount);
-      const found = hnswCandidates(gen.hnsw, mirror, query, filteredWant(req.k), pred, p, minScore);
-      if (found.complete) {
-        candidates = exactTopK(mirror, query, found.rids, req.k);
-        path = "hnsw";
-      } else candidates = (await exactOver(Infinity))!;
-    }
-  }
-  if (minScore !== null) candidates = candidates.filter((c) => 1 - c.distance >= minScore);
-  return { hits: await finish(client, gen, candidates, req.k, node), path };
+  const candidates = minScore === null ? found.candidates : found.candidates.filter((c) => 1 - c.distance >= minScore);
+  return { hits: await finish(client, gen, candidates, req.k), path: found.path };
 }
 
-/** Hydrates candidates, re-checks the filter on what libSQL holds now, orders, cuts to k. */
-async function finish(client: Client, gen: Generation, candidates: Candidate[], k: number, node: FilterNode | null): Promise<SearchHit[]> {
-  if (candidates.length === 0) return [];
-  const rows = await hydrate(client, gen, candidates.map((c) => c.rid));
-  const names = gen.spec.metadata.map((c) => c.name);
-  const check = compilePredicate<Metadata>(node, (column) => (m) => m[names[column]!] ?? null);
-  const hits: SearchHit[] = [];
-  for (const c of candidates) {
-    const row = rows.get(c.rid);
-    if (!row || !check(row.metadata)) continue;
-    hits.push({ pk: row.pk, score: 1 - c.distance, metadata: row.metadata, text: row.text });
+function searchUnfiltered(gen: Generation, query: Float32Array, req: SearchRequest): Found {
+  const mirror = gen.mirror;
+  if (mirror.liveCount <= EXACT_UNFILTERED_ROWS || gen.status !== "ready") {
+    return { candidates: exactTopK(mirror, query, mirror.liveRids(), req.k), path: "exact-memory" };
   }
-  return orderHits(hits, k, gen.spec.numericPk);
+  const found = hnswCandidates(gen.hnsw, mirror, query, rerankWant(req.k), null, 1, req.minScore ?? null);
+  return { candidates: cutWithTies(rescore(mirror, query, found.rids), req.k), path: "hnsw" };
+}
+
+async function searchFiltered(client: Client, gen: Generation, query: Float32Array, req: SearchRequest, node: FilterNode, capScale?: number): Promise<Found> {
+  const mirror = gen.mirror;
+  const pred = compilePredicate(node, mirror.access);
+  // Writes may land during the await: keep only rids still live and still matching in the mirror.
+  const exactOver = async (limit: number): Promise<{ found: Found | null; count: number }> => {
+    const all = await matchingRids(client, gen, compileSql(node, gen.spec.metadata), limit);
+    if (all.count > limit) return { found: null, count: all.count };
+    const rids = all.rids.filter((rid) => mirror.isLive(rid) && pred(rid)).sort();
+    return { found: { candidates: exactTopK(mirror, query, rids, req.k), path: "exact-memory" }, count: all.count };
+  };
+  if (gen.status !== "ready") return (await exactOver(Infinity)).found!;
+  const live = mirror.liveCount;
+  const cap = exactCap(req.k, live, capScale, gen.spec.dimensions);
+  let selectivity = estimateSelectivity(pred, mirror, cap);
+  const route = routeFiltered(selectivity, live, cap);
+  if (route.path === "exact") {
+    const exact = await exactOver(route.limit);
+    if (exact.found) return exact.found;
+    selectivity = Math.max(selectivity, exact.count / live);
+  }
+  return filteredHnsw(gen, query, req, pred, selectivity, () => exactOver(Infinity));
+}
+
+async function filteredHnsw(
+  gen: Generation,
+  query: Float32Array,
+  req: SearchRequest,
+  pred: Predicate<number>,
+  selectivity: number,
+  exactAll: () => Promise<{ found: Found | null }>,
+): Promise<Found> {
+  const found = hnswCandidates(gen.hnsw, gen.mirror, query, filteredWant(req.k), pred, selectivity, req.minScore ?? null);
+  if (!found.complete) return (await exactAll()).found!;
+  return { candidates: cutWithTies(rescore(gen.mirror, query, found.rids), req.k), path: "hnsw" };
+}
+
+/** Turns the (at most k + ties) candidates into hits from the mirror, orders them, cuts to k. */
+async function finish(client: Client, gen: Generation, candidates: Candidate[], k: number): Promise<SearchHit[]> {
+  if (candidates.length === 0) return [];
+  const mirror = gen.mirror;
+  const hits: SearchHit[] = candidates.map((c) => ({ pk: mirror.pkOf(c.rid), score: 1 - c.distance, metadata: mirror.metadataOf(c.rid), text: mirror.textOf(c.rid) ?? "" }));
+  const ordered = orderHits(hits, k, gen.spec.numericPk);
+  if (mirror.keepTexts) return ordered;
+  // Texts live only in libSQL: one read for the final hits. A row deleted meanwhile is dropped.
+  const ridOf = new Map(candidates.map((c) => [mirror.pkOf(c.rid), c.rid]));
+  const texts = await readTexts(client, gen, ordered.map((h) => ridOf.get(h.pk)!));
+  return ordered.filter((h) => texts.has(ridOf.get(h.pk)!)).map((h) => ({ ...h, text: texts.get(ridOf.get(h.pk)!)! }));
 }
 
 export function orderHits(hits: SearchHit[], k: number, numericPk: boolean): SearchHit[] {

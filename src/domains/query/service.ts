@@ -1,0 +1,93 @@
+// The query endpoint (SPEC 4.9, CONTRACT 7): embed the text as a query with the model of the
+// stored vectors, search the table's collection with the filter, shape the answer.
+import type { Services } from "../../services.ts";
+import type { KeyActor } from "../../shared/actor.ts";
+import { AppError, validationError } from "../../shared/errors.ts";
+import { FilterError, parseFilter, type SearchHit } from "../../drivers/vector-store/index.ts";
+import { embedOrFail, providerForEmbedding } from "../embedding-providers/embedding.ts";
+import { storeSpec, vectorTableOf } from "../vector-tables/service.ts";
+import type { VectorTableRow } from "../vector-tables/tables.ts";
+import { DEFAULT_QUERY_LIMIT, type QueryRequest, type QueryResult } from "./schemas.ts";
+
+/**
+ * A query waits at most this long for its embedding. The driver retries 429s and 5xx with
+ * back-off for up to a minute, right for a backfill; a person waiting on a search would rather
+ * hear at once that the provider is not answering.
+ */
+export const QUERY_EMBED_DEADLINE_MS = 15_000;
+
+/** States with servable vectors (CONTRACT 7): paused and re-backfilling tables answer from the stored ones. */
+const SERVABLE = new Set<VectorTableRow["syncStatus"]>(["synced", "backfilling", "paused", "pending_rebackfill"]);
+
+function requireServable(row: VectorTableRow): void {
+  if (row.mode === "platform") {
+    throw new AppError("vector_table_not_ready", "Platform-mode storage is not available in this version, so this vector table holds no vectors to query");
+  }
+  if (SERVABLE.has(row.syncStatus)) return;
+  const why =
+    row.syncStatus === "pending"
+      ? "has no vectors yet; start a backfill with POST /v1/vector-tables/{id}/backfill"
+      : `is in error${row.lastError ? ` (${row.lastError})` : ""}; it answers again once a backfill or sync pass succeeds`;
+  throw new AppError("vector_table_not_ready", `The vector table ${why}`, { details: { sync_status: row.syncStatus } });
+}
+
+/**
+ * Checks the filter before paying for an embedding. While a re-backfill builds, the stored vectors
+ * still carry the old metadata columns, so the store's own check (at search) is the one that counts.
+ */
+function precheckFilter(row: VectorTableRow, filters: unknown): void {
+  if (row.syncStatus === "pending_rebackfill" || filters === undefined || filters === null) return;
+  try {
+    parseFilter(filters, storeSpec(row.embeddingDimensions, row.columns, row.numericPk).metadata);
+  } catch (err) {
+    if (err instanceof FilterError) throw validationError(err.details);
+    throw err;
+  }
+}
+
+/** The query's vector, from the model and dimensions of the stored vectors, within the deadline. */
+async function embedQuery(services: Services, row: VectorTableRow, text: string): Promise<{ vector: Float32Array; model: string }> {
+  const model = row.servingModel ?? row.embeddingModel;
+  const dimensions = row.servingDimensions ?? row.embeddingDimensions;
+  const provider = await providerForEmbedding(services, row.orgId, row.embeddingProviderId!);
+  const signal = AbortSignal.timeout(QUERY_EMBED_DEADLINE_MS);
+  try {
+    const [vector] = await embedOrFail(provider, [text], { model, dimensions, kind: "query", signal });
+    return { vector: vector!, model };
+  } catch (err) {
+    if (signal.aborted && !(err instanceof AppError)) {
+      throw new AppError("provider_error", `The embedding provider did not answer within ${QUERY_EMBED_DEADLINE_MS / 1000} s`, { details: { provider: provider.provider, retryable: true } });
+    }
+    throw err;
+  }
+}
+
+const present = (hit: SearchHit) => ({ id: hit.pk, similarity_score: hit.score, metadata: hit.metadata, embedded_text: hit.text });
+
+/**
+ * POST /v1/vector-tables/{id}/query: any key permission (CONTRACT 3). `X-Environment-Id`, when
+ * sent, must be the table's environment, else 404 (CONTRACT 5).
+ */
+export async function queryVectorTable(services: Services, actor: KeyActor, id: string, input: QueryRequest, environmentHeader: string | null | undefined): Promise<QueryResult> {
+  const row = await vectorTableOf(services, actor.orgId, id);
+  const environmentId = environmentHeader?.trim();
+  if (environmentId && environmentId !== row.environmentId) throw new AppError("not_found", "Vector table not found in that environment");
+  requireServable(row);
+  precheckFilter(row, input.filters);
+  const { vector, model } = await embedQuery(services, row, input.query);
+  let hits: SearchHit[];
+  try {
+    const found = await services.vectors.search(row.vectorstoreCollection, {
+      vector,
+      k: input.limit ?? DEFAULT_QUERY_LIMIT,
+      filter: input.filters ?? undefined,
+      minScore: input.min_similarity_score ?? null,
+    });
+    hits = found.hits;
+  } catch (err) {
+    if (err instanceof FilterError) throw validationError(err.details);
+    throw err;
+  }
+  const results = hits.map(present);
+  return { results, query: input.query, model, total_results: results.length };
+}

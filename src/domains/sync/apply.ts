@@ -1,0 +1,156 @@
+// The core of every sync path: given the source's `(key, text_hash, meta_hash)` for some rows,
+// bring the target generation in line with them, embedding only what must be embedded:
+//  - hashes equal to the stored ones: nothing;
+//  - text hash equal, metadata hash not: metadata update, no embedding call;
+//  - text hash equal in the reference generation (a re-backfill): the vector is copied;
+//  - otherwise the row is fetched and rendered; if its text equals the stored text (a hash that
+//    moved without the text moving) the vector is reused, else it is embedded.
+// Split in two so callers can pipeline: `prepareRows` reads and embeds, `commit` writes.
+import type { RowHash, SourceRow } from "../../drivers/sources/types.ts";
+import { keyText } from "../../drivers/sources/types.ts";
+import type { MetadataUpdate, RowHashes, UpsertRow } from "../../drivers/vector-store/index.ts";
+import { renderMetadata, renderText, storedTextHash } from "../vector-tables/render.ts";
+import type { SyncJob } from "./job.ts";
+import { emptyRowsOf } from "./state.ts";
+import { readStoredDocs } from "./stored.ts";
+
+export type ApplyTarget = {
+  collection: string;
+  /** The generation written: the live one, or a building one during a re-backfill. */
+  generation: number;
+  /** The generation compared and copied from (the live one). Equal to `generation` outside a re-backfill. */
+  reference: number;
+  /** Vectors the organization may still add (CONTRACT 6); null when the write only replaces rows. */
+  budget: { remaining: number } | null;
+};
+
+export type ApplyCounts = { embedded: number; reused: number; metadata: number; deleted: number; empty: number; unchanged: number };
+
+export type Prepared = {
+  counts: ApplyCounts;
+  /** Rows left out because the budget ran out (the caller stops after committing the rest). */
+  overBudget: number;
+  commit(): Promise<void>;
+};
+
+export const zeroCounts = (): ApplyCounts => ({ embedded: 0, reused: 0, metadata: 0, deleted: 0, empty: 0, unchanged: 0 });
+
+export function addCounts(into: ApplyCounts, more: ApplyCounts): ApplyCounts {
+  for (const k of Object.keys(into) as (keyof ApplyCounts)[]) into[k] += more[k];
+  return into;
+}
+
+/**
+ * The hash given for rows known only by key (a change stream): never equal to a source hash, so
+ * the next hash pass re-reads such rows and stores their real hashes (without embedding them).
+ */
+export const UNHASHED = "unhashed";
+
+const tagOf = (textHash: string) => textHash.slice(textHash.indexOf(".") + 1);
+
+const byPk = (rows: RowHashes[]) => new Map(rows.map((r) => [r.pk, r]));
+
+async function storedHashes(job: SyncJob, target: ApplyTarget, pks: string[]) {
+  const { vectors } = job.services;
+  const current = byPk(await vectors.hashes(target.collection, { pks, generation: target.generation }));
+  const reference = target.reference === target.generation ? current : byPk(await vectors.hashes(target.collection, { pks, generation: target.reference }));
+  return { current, reference };
+}
+
+/** Reads, renders and embeds what the given source hashes call for; writes nothing yet. */
+export async function prepareRows(job: SyncJob, hashes: RowHash[], target: ApplyTarget, opts: { signal?: AbortSignal; force?: boolean } = {}): Promise<Prepared> {
+  const counts = zeroCounts();
+  const empties = emptyRowsOf(job.services, job.table.id);
+  const pks = hashes.map((h) => keyText(h.key));
+  const { current, reference } = await storedHashes(job, target, pks);
+  const want = new Map<string, { text: string; meta: string }>();
+  const toFetch: RowHash[] = [];
+  hashes.forEach((h, i) => {
+    const pk = pks[i]!;
+    const text = storedTextHash(h.textHash, job.tag);
+    want.set(pk, { text, meta: h.metaHash });
+    const now = current.get(pk);
+    const same = now ? now.textHash === text && now.metaHash === h.metaHash : empties.get(pk) === text;
+    if (same && !opts.force) counts.unchanged++;
+    else toFetch.push(h);
+  });
+  const fetched = await job.source.fetchByKeys({ table: job.table.sourceTable, pk: [job.table.primaryKeyColumn], columns: job.columns, keys: toFetch.map((h) => h.key) });
+  const rows = new Map<string, SourceRow>(fetched.map((r) => [keyText(r.key), r]));
+
+  const deletes: string[] = [];
+  const metaUpdates: MetadataUpdate[] = [];
+  const upserts: UpsertRow[] = [];
+  const toEmbed: UpsertRow[] = [];
+  const maybeReuse: UpsertRow[] = [];
+  for (const h of toFetch) {
+    const pk = keyText(h.key);
+    const row = rows.get(pk);
+    const w = want.get(pk)!;
+    if (!row) {
+      // Deleted between the hash read and the fetch: the next read will not list it.
+      if (current.has(pk)) deletes.push(pk);
+      continue;
+    }
+    const metadata = renderMetadata(job.table.columns, row.values);
+    const now = current.get(pk);
+    if (now && now.textHash === w.text) {
+      metaUpdates.push({ pk, metaHash: w.meta, metadata });
+      continue;
+    }
+    const text = renderText(job.table.columns, row.values);
+    if (text === null || text === "") {
+      empties.set(pk, w.text);
+      counts.empty++;
+      if (now) deletes.push(pk);
+      continue;
+    }
+    empties.delete(pk);
+    const upsert: UpsertRow = { pk, textHash: w.text, metaHash: w.meta, text, metadata, vector: new Float32Array(0) };
+    if (reference.has(pk)) maybeReuse.push(upsert);
+    else toEmbed.push(upsert);
+  }
+
+  // Vectors already stored for the same text (copied in a re-backfill, or a hash that moved alone).
+  const docs = await readStoredDocs(job.services, target.collection, target.reference, maybeReuse.map((r) => r.pk));
+  for (const row of maybeReuse) {
+    const doc = docs.get(row.pk);
+    const stored = reference.get(row.pk)!;
+    if (doc && doc.text === row.text && doc.vector.length === job.table.embeddingDimensions && tagOf(stored.textHash) === job.tag) {
+      // A change-stream row carries no source hash: the stored one still holds for the same text.
+      const textHash = row.textHash.startsWith(`${UNHASHED}.`) ? stored.textHash : row.textHash;
+      upserts.push({ ...row, textHash, vector: doc.vector });
+      counts.reused++;
+    } else toEmbed.push(row);
+  }
+
+  let overBudget = 0;
+  let embedding = toEmbed;
+  if (target.budget) {
+    const fresh = toEmbed.filter((r) => !current.has(r.pk));
+    if (fresh.length > target.budget.remaining) {
+      const keep = new Set(fresh.slice(0, target.budget.remaining).map((r) => r.pk));
+      embedding = toEmbed.filter((r) => current.has(r.pk) || keep.has(r.pk));
+      overBudget = fresh.length - keep.size;
+    }
+    target.budget.remaining -= Math.min(fresh.length, target.budget.remaining);
+  }
+  if (embedding.length) {
+    const vectors = await job.provider.embed(embedding.map((r) => r.text), { model: job.table.embeddingModel, dimensions: job.table.embeddingDimensions, kind: "document", signal: opts.signal });
+    embedding.forEach((r, i) => upserts.push({ ...r, vector: vectors[i]! }));
+    counts.embedded += embedding.length;
+  }
+  counts.metadata = metaUpdates.length;
+  counts.deleted = deletes.length;
+
+  const { vectors } = job.services;
+  const at = { generation: target.generation };
+  return {
+    counts,
+    overBudget,
+    async commit() {
+      await vectors.upsert(target.collection, upserts, at);
+      await vectors.updateMetadata(target.collection, metaUpdates, at);
+      await vectors.delete(target.collection, deletes, at);
+    },
+  };
+}

@@ -1,0 +1,140 @@
+// The `backfill` and `rebackfill` task handlers (ARCHITECTURE "Backfill", "Re-backfill").
+// Backfill fills the live generation; re-backfill builds a new generation beside it (queries
+// keep answering from the old one), copies the vectors of rows whose text and embedding tag are
+// unchanged, and swaps in one transaction. Either starts over as a re-backfill when a PUT moves
+// the table's configuration while it runs, so one task at a time converges to the latest one.
+import type { Services } from "../../services.ts";
+import type { TaskContext } from "../../scheduler/catalog.ts";
+import { AppError, DriverError } from "../../shared/errors.ts";
+import type { VectorTableRow } from "../vector-tables/tables.ts";
+import { vectorAllowance } from "./budget.ts";
+import { hashPass } from "./batch.ts";
+import { startConsumer, stopConsumer } from "./cdc.ts";
+import { fill, type FillOutcome, type FillProgress } from "./fill.ts";
+import { cdcTarget, loadTable, openJob, PLATFORM_UNAVAILABLE, specOf, type SyncJob } from "./job.ts";
+import { finishIfVersion, markError, noteError, setStatusUnlessPaused, updateTable } from "./status.ts";
+
+export type FillPayload = { vector_table_id: string; config_version: number };
+type Ctx = TaskContext<FillPayload>;
+
+const FRESH: FillProgress = { last_processed_pk: null, rows_processed: 0 };
+
+function retryable(error: unknown): boolean {
+  if (error instanceof AppError) return false;
+  if (error instanceof DriverError) return error.retryable;
+  return true;
+}
+
+const interruptedBy = (signal: AbortSignal): string | null => (signal.aborted ? ((signal.reason as { kind?: string } | undefined)?.kind ?? "aborted") : null);
+
+export async function runFillTask(services: Services, ctx: Ctx, kind: "backfill" | "rebackfill"): Promise<void> {
+  let table = await loadTable(services, ctx.payload.vector_table_id);
+  if (!table) return; // deleted since: nothing to fill
+  let progress = ctx.progress as FillProgress;
+  let rebuild = kind === "rebackfill" || progress.generation !== undefined || table.configVersion !== ctx.payload.config_version;
+  try {
+    for (;;) {
+      if (table.mode === "platform") throw new DriverError(PLATFORM_UNAVAILABLE, { retryable: false });
+      const outcome = rebuild ? await rebackfill(services, ctx, table, progress) : await backfill(services, ctx, table, progress);
+      if (outcome.kind === "done") return;
+      table = await loadTable(services, table.id);
+      if (!table) return;
+      rebuild = true;
+      progress = FRESH;
+    }
+  } catch (err) {
+    if (interruptedBy(ctx.signal) === "shutdown" || !table) throw err;
+    const message = err instanceof Error ? err.message : String(err);
+    const final = !retryable(err) || ctx.task.attempts >= ctx.task.maxAttempts;
+    if (final) await markError(services, table.id, message);
+    else await noteError(services, table.id, message);
+    throw err;
+  }
+}
+
+/** For cdc tables the feed starts before the first read, so nothing between snapshot and stream is lost. */
+async function prepareFeed(services: Services, job: SyncJob, fresh: boolean): Promise<void> {
+  if (job.table.syncMode !== "cdc" || (!fresh && job.table.cdcCheckpoint)) return;
+  const { checkpoint } = await job.source.prepareCdc(cdcTarget(job.table));
+  await updateTable(services.database.db, services, job.table.id, { cdcCheckpoint: checkpoint });
+}
+
+async function backfill(services: Services, ctx: Ctx, table: VectorTableRow, start: FillProgress): Promise<FillOutcome> {
+  const fresh = start.rows_processed === 0 && !start.after_key;
+  const progress: FillProgress = { ...start, started_at: start.started_at ?? services.clock.now().toISOString() };
+  await setStatusUnlessPaused(services.database.db, services, table.id, "backfilling");
+  const job = await openJob(services, table);
+  try {
+    await prepareFeed(services, job, fresh);
+    const total = await job.source.count(table.sourceTable);
+    await updateTable(services.database.db, services, table.id, { totalRows: total, syncedRows: progress.rows_processed });
+    const collection = table.vectorstoreCollection;
+    const live = services.vectors.generations(collection).live;
+    const target = { collection, generation: live, reference: live, budget: { remaining: await vectorAllowance(services, table.orgId) } };
+    const outcome = await fill(job, {
+      target,
+      progress,
+      signal: ctx.signal,
+      checkpoint: (p) =>
+        services.database.db.transaction(async (tx) => {
+          await ctx.checkpoint(p, tx);
+          await updateTable(tx, services, table.id, { syncedRows: p.rows_processed });
+        }),
+    });
+    if (outcome.kind !== "done") return outcome;
+    let rows = outcome.progress.rows_processed;
+    // Rows stored before this backfill that the source no longer has: one hash pass removes them.
+    if ((await services.vectors.count(collection)) > rows) rows = (await hashPass(job, target, ctx.signal)).rows;
+    const finished = await finishIfVersion(services, table.id, table.configVersion, completion(services, table, rows, progress.started_at!));
+    if (!finished) return { kind: "config_moved" };
+    services.logger.info({ vector_table_id: table.id, rows, ...outcome.counts }, "backfill completed");
+  } finally {
+    await job.close();
+  }
+  if (table.syncMode === "cdc") startConsumer(services, table.id);
+  return { kind: "done", progress, counts: { embedded: 0, reused: 0, metadata: 0, deleted: 0, empty: 0, unchanged: 0 } };
+}
+
+/** The finished table's numbers; the live generation now holds vectors of the table's own model. */
+function completion(services: Services, table: VectorTableRow, rows: number, startedAt: string) {
+  return { servingModel: table.embeddingModel, servingDimensions: table.embeddingDimensions, totalRows: rows, syncedRows: rows, rowsPending: 0, lastSyncStartedAt: startedAt, lastSyncAt: services.clock.now().toISOString(), lastError: null, lastErrorAt: null };
+}
+
+/** The building generation to continue, or a new one (dropping any left by an older configuration). */
+async function buildingGeneration(services: Services, ctx: Ctx, table: VectorTableRow, start: FillProgress): Promise<FillProgress> {
+  const collection = table.vectorstoreCollection;
+  const { building } = services.vectors.generations(collection);
+  if (start.generation !== undefined && start.config_version === table.configVersion && building.includes(start.generation)) return start;
+  for (const g of building) await services.vectors.dropGeneration(collection, g);
+  const generation = await services.vectors.createGeneration(collection, specOf(table));
+  const progress: FillProgress = { ...FRESH, generation, config_version: table.configVersion, started_at: services.clock.now().toISOString() };
+  await ctx.checkpoint(progress);
+  return progress;
+}
+
+async function rebackfill(services: Services, ctx: Ctx, table: VectorTableRow, start: FillProgress): Promise<FillOutcome> {
+  const progress = await buildingGeneration(services, ctx, table, start);
+  const collection = table.vectorstoreCollection;
+  const generation = progress.generation!;
+  const job = await openJob(services, table);
+  try {
+    await prepareFeed(services, job, false);
+    const target = { collection, generation, reference: services.vectors.generations(collection).live, budget: null };
+    const outcome = await fill(job, { target, progress, signal: ctx.signal, checkpoint: (p) => ctx.checkpoint(p) });
+    if (outcome.kind !== "done") {
+      await services.vectors.dropGeneration(collection, generation);
+      return outcome;
+    }
+    // Rows changed while building: one hash pass with the change stream held, then the swap.
+    await stopConsumer(services, table.id);
+    const { rows } = await hashPass(job, target, ctx.signal);
+    await services.vectors.swapGeneration(collection, generation);
+    const finished = await finishIfVersion(services, table.id, table.configVersion, completion(services, table, rows, progress.started_at!));
+    services.logger.info({ vector_table_id: table.id, rows, ...outcome.counts }, "re-backfill swapped in");
+    if (!finished) return { kind: "config_moved" };
+  } finally {
+    await job.close();
+  }
+  if (table.syncMode === "cdc") startConsumer(services, table.id);
+  return { kind: "done", progress, counts: { embedded: 0, reused: 0, metadata: 0, deleted: 0, empty: 0, unchanged: 0 } };
+}

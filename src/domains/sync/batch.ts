@@ -1,0 +1,123 @@
+// Batch sync (ARCHITECTURE "Batch sync"): a full pass over the source's row hashes, diffed with
+// the stored ones, on the sync interval; for cdc tables the same pass reconciles what the change
+// stream missed. `runBatchPass` runs one pass now (the tick calls it; so can tests).
+import { and, eq, inArray } from "drizzle-orm";
+import type { Services } from "../../services.ts";
+import { keyText } from "../../drivers/sources/types.ts";
+import { tasks } from "../../scheduler/tables.ts";
+import type { VectorTableRow } from "../vector-tables/tables.ts";
+import { addCounts, prepareRows, zeroCounts, type ApplyCounts, type ApplyTarget } from "./apply.ts";
+import { BudgetExceededError, vectorAllowance } from "./budget.ts";
+import { loadTable, openJob, type SyncJob } from "./job.ts";
+import { hashPages } from "./pages.ts";
+import { emptyRowsOf, syncState } from "./state.ts";
+import { markError, noteError, updateTable } from "./status.ts";
+
+/** Passes failing in a row before the table shows `error` (a single blip should not). */
+export const FAILURES_BEFORE_ERROR = 3;
+
+export type PassResult = { counts: ApplyCounts; rows: number };
+
+/** Every source row through `prepareRows`, then every stored row the source no longer has deleted. */
+export async function hashPass(job: SyncJob, target: ApplyTarget, signal?: AbortSignal): Promise<PassResult> {
+  const counts = zeroCounts();
+  const seen = new Set<string>();
+  for await (const page of hashPages(job, null)) {
+    signal?.throwIfAborted();
+    for (const h of page) seen.add(keyText(h.key));
+    const prepared = await prepareRows(job, page, target, { signal });
+    await prepared.commit();
+    addCounts(counts, prepared.counts);
+    if (prepared.overBudget > 0) throw new BudgetExceededError(job.services.config.freeVectorBudget);
+  }
+  counts.deleted += await deleteVanished(job, target, seen);
+  const empties = emptyRowsOf(job.services, job.table.id);
+  for (const pk of empties.keys()) if (!seen.has(pk)) empties.delete(pk);
+  return { counts, rows: seen.size };
+}
+
+async function deleteVanished(job: SyncJob, target: ApplyTarget, seen: Set<string>): Promise<number> {
+  const { vectors } = job.services;
+  const gone: string[] = [];
+  let afterPk: string | undefined;
+  for (;;) {
+    const stored = await vectors.hashes(target.collection, { afterPk, limit: 2000, generation: target.generation });
+    if (stored.length === 0) break;
+    for (const s of stored) if (!seen.has(s.pk)) gone.push(s.pk);
+    afterPk = stored[stored.length - 1]!.pk;
+  }
+  let deleted = 0;
+  for (let i = 0; i < gone.length; i += 1000) deleted += await vectors.delete(target.collection, gone.slice(i, i + 1000), { generation: target.generation });
+  return deleted;
+}
+
+export async function hasActiveBackfill(services: Services, tableId: string): Promise<boolean> {
+  const rows = await services.database.db
+    .select({ id: tasks.id })
+    .from(tasks)
+    .where(and(eq(tasks.targetId, tableId), inArray(tasks.taskType, ["backfill", "rebackfill"]), inArray(tasks.status, ["pending", "running"])))
+    .limit(1);
+  return rows.length > 0;
+}
+
+export const passEligible = (t: VectorTableRow) => t.mode === "managed" && (t.syncStatus === "synced" || t.syncStatus === "error");
+
+/**
+ * One sync pass over a `synced` (or `error`, so it can recover) managed table with no backfill
+ * pending or running. Answers null when the table was not eligible or a pass is already running.
+ * Throws the pass's failure after recording it.
+ */
+export async function runBatchPass(services: Services, tableId: string): Promise<PassResult | null> {
+  const state = syncState(services);
+  if (state.passes.has(tableId)) return null;
+  state.passes.add(tableId);
+  try {
+    const table = await loadTable(services, tableId);
+    if (!table || !passEligible(table) || (await hasActiveBackfill(services, tableId))) return null;
+    return await passOn(services, table);
+  } finally {
+    state.passes.delete(tableId);
+  }
+}
+
+async function passOn(services: Services, table: VectorTableRow): Promise<PassResult> {
+  const state = syncState(services);
+  const startedAt = services.clock.now().toISOString();
+  try {
+    const job = await openJob(services, table);
+    let result: PassResult;
+    try {
+      const live = services.vectors.generations(table.vectorstoreCollection).live;
+      const budget = { remaining: await vectorAllowance(services, table.orgId) };
+      result = await hashPass(job, { collection: table.vectorstoreCollection, generation: live, reference: live, budget });
+    } finally {
+      await job.close();
+    }
+    state.failures.delete(table.id);
+    const finishedAt = services.clock.now().toISOString();
+    await updateTable(services.database.db, services, table.id, {
+      syncStatus: "synced",
+      lastError: null,
+      lastErrorAt: null,
+      totalRows: result.rows,
+      syncedRows: result.rows,
+      rowsPending: 0,
+      lastSyncStartedAt: startedAt,
+      lastSyncAt: finishedAt,
+    }, ["synced", "error"]);
+    const { embedded, metadata, deleted } = result.counts;
+    if (embedded + metadata + deleted > 0) {
+      const what = table.syncMode === "cdc" ? "cdc reconciliation repaired rows the change stream missed" : "batch sync applied changes";
+      services.logger.info({ vector_table_id: table.id, ...result.counts, rows: result.rows }, what);
+    }
+    return result;
+  } catch (err) {
+    const failures = (state.failures.get(table.id) ?? 0) + 1;
+    state.failures.set(table.id, failures);
+    const message = err instanceof Error ? err.message : String(err);
+    services.logger.warn({ vector_table_id: table.id, err, failures }, "sync pass failed");
+    if (err instanceof BudgetExceededError || failures >= FAILURES_BEFORE_ERROR) await markError(services, table.id, message);
+    else await noteError(services, table.id, message);
+    throw err;
+  }
+}

@@ -1,0 +1,163 @@
+// CDC (ARCHITECTURE "CDC"): one consumer per cdc table applies the source's change stream to the
+// live generation. Each batch's keys are re-read (absent = deleted), rendered, embedded and
+// written; only then is the position stored on the table and acknowledged to the source, so a
+// crash replays at most the batch in flight. A lost feed falls back to a full hash pass.
+import type { Services } from "../../services.ts";
+import { CdcFeedLostError, type ChangeBatch, type ChangeStream } from "../../drivers/sources/types.ts";
+import type { VectorTableRow } from "../vector-tables/tables.ts";
+import { prepareRows, UNHASHED } from "./apply.ts";
+import { BudgetExceededError, vectorAllowance } from "./budget.ts";
+import { FAILURES_BEFORE_ERROR, hashPass } from "./batch.ts";
+import { cdcTarget, loadTable, openJob, type SyncJob } from "./job.ts";
+import { syncState, type Consumer } from "./state.ts";
+import { markError, noteError, updateTable } from "./status.ts";
+
+/** Statuses in which a consumer keeps applying changes (a re-backfill builds beside the live generation). */
+const CONSUMING = new Set(["synced", "error", "pending_rebackfill"]);
+const MAX_BACKOFF_MS = 30_000;
+
+export const consumerWanted = (t: VectorTableRow) => t.mode === "managed" && t.syncMode === "cdc" && t.cdcCheckpoint !== null && CONSUMING.has(t.syncStatus);
+
+function liveTarget(job: SyncJob) {
+  const collection = job.table.vectorstoreCollection;
+  const live = job.services.vectors.generations(collection).live;
+  return { collection, generation: live, reference: live };
+}
+
+async function applyBatch(job: SyncJob, batch: ChangeBatch): Promise<void> {
+  const budget = { remaining: await vectorAllowance(job.services, job.table.orgId) };
+  if (batch.allRowsChanged) {
+    await hashPass(job, { ...liveTarget(job), budget });
+    return;
+  }
+  const hashes = batch.keys.map((key) => ({ key, textHash: UNHASHED, metaHash: UNHASHED }));
+  const prepared = await prepareRows(job, hashes, { ...liveTarget(job), budget }, { force: true });
+  await prepared.commit();
+  if (prepared.overBudget > 0) throw new BudgetExceededError(job.services.config.freeVectorBudget);
+}
+
+/** The feed is gone: bring the collection in line by hashes, then start a new feed from now. */
+async function resync(job: SyncJob): Promise<string> {
+  const { checkpoint } = await job.source.prepareCdc(cdcTarget(job.table));
+  const budget = { remaining: await vectorAllowance(job.services, job.table.orgId) };
+  await hashPass(job, { ...liveTarget(job), budget });
+  return checkpoint;
+}
+
+class ConsumerLoop {
+  private readonly controller = new AbortController();
+  private stream: ChangeStream | null = null;
+  private failures = 0;
+  readonly done: Promise<void>;
+
+  constructor(private readonly services: Services, private readonly tableId: string) {
+    this.done = this.run().catch((err) => services.logger.error({ err, vector_table_id: tableId }, "cdc consumer crashed"));
+  }
+
+  async stop(): Promise<void> {
+    this.controller.abort();
+    await this.stream?.close().catch(() => {});
+    await this.done;
+  }
+
+  private get stopping(): boolean {
+    return this.controller.signal.aborted || syncState(this.services).stopped || !this.services.scheduler.running;
+  }
+
+  private async run(): Promise<void> {
+    // The stream waits for changes inside the driver; this watch ends it on shutdown.
+    const watch = setInterval(() => void (this.stopping && this.stream?.close().catch(() => {})), this.services.config.cdcPollMs);
+    try {
+      while (!this.stopping) {
+        const table = await loadTable(this.services, this.tableId);
+        if (!table || !consumerWanted(table)) return;
+        const outcome = await this.session(table);
+        if (outcome === "stop") return;
+        if (outcome === "failed") await Bun.sleep(Math.min(MAX_BACKOFF_MS, this.services.config.cdcPollMs * 2 ** Math.min(this.failures, 8)));
+      }
+    } finally {
+      clearInterval(watch);
+    }
+  }
+
+  /** One stream from the stored checkpoint until it ends, fails, or the table stops wanting it. */
+  private async session(table: VectorTableRow): Promise<"again" | "stop" | "failed"> {
+    let job: SyncJob | null = null;
+    let pending: ChangeBatch | null = null;
+    try {
+      job = await openJob(this.services, table);
+      this.stream = await job.source.changes(cdcTarget(table), table.cdcCheckpoint!);
+      for await (const batch of this.stream) {
+        if (this.stopping) return "stop";
+        const current = await loadTable(this.services, this.tableId);
+        if (!current || !consumerWanted(current) || current.configVersion !== table.configVersion) return "again";
+        pending = batch;
+        await applyBatch(job, batch);
+        await updateTable(this.services.database.db, this.services, table.id, { cdcCheckpoint: batch.checkpoint, oldestPendingChangeAt: null, rowsPending: 0, lastSyncAt: this.services.clock.now().toISOString() });
+        await this.stream.ack(batch.checkpoint);
+        pending = null;
+        if (this.failures > 0 || current.syncStatus === "error") await this.recovered();
+      }
+      return "again";
+    } catch (err) {
+      if (this.stopping) return "stop";
+      if (err instanceof CdcFeedLostError && job) return this.feedLost(job, err);
+      return this.failed(err, pending);
+    } finally {
+      await this.stream?.close().catch(() => {});
+      this.stream = null;
+      await job?.close();
+    }
+  }
+
+  private async feedLost(job: SyncJob, err: CdcFeedLostError): Promise<"again" | "failed" | "stop"> {
+    this.services.logger.warn({ vector_table_id: this.tableId, err }, "cdc feed lost; resyncing by hashes");
+    try {
+      const checkpoint = await resync(job);
+      await updateTable(this.services.database.db, this.services, this.tableId, { cdcCheckpoint: checkpoint, oldestPendingChangeAt: null });
+      return "again";
+    } catch (e) {
+      return this.failed(e, null);
+    }
+  }
+
+  private async recovered(): Promise<void> {
+    this.failures = 0;
+    await updateTable(this.services.database.db, this.services, this.tableId, { syncStatus: "synced", lastError: null, lastErrorAt: null }, ["error"]);
+  }
+
+  private async failed(err: unknown, pending: ChangeBatch | null): Promise<"failed" | "stop"> {
+    this.failures++;
+    const message = err instanceof Error ? err.message : String(err);
+    this.services.logger.warn({ vector_table_id: this.tableId, err, failures: this.failures }, "cdc apply failed");
+    if (pending) {
+      const table = await loadTable(this.services, this.tableId);
+      if (table && table.oldestPendingChangeAt === null) {
+        await updateTable(this.services.database.db, this.services, this.tableId, { oldestPendingChangeAt: pending.committedAt.toISOString(), rowsPending: pending.keys.length });
+      }
+    }
+    if (err instanceof BudgetExceededError) {
+      await markError(this.services, this.tableId, message);
+      return "stop";
+    }
+    if (this.failures >= FAILURES_BEFORE_ERROR) await markError(this.services, this.tableId, message);
+    else await noteError(this.services, this.tableId, message);
+    return "failed";
+  }
+}
+
+/** Starts the table's consumer unless one runs (it stops by itself when the table stops wanting it). */
+export function startConsumer(services: Services, tableId: string): void {
+  const state = syncState(services);
+  if (state.stopped || state.consumers.has(tableId)) return;
+  const loop = new ConsumerLoop(services, tableId);
+  const consumer: Consumer = { stop: () => loop.stop(), done: loop.done };
+  state.consumers.set(tableId, consumer);
+  void loop.done.finally(() => {
+    if (state.consumers.get(tableId) === consumer) state.consumers.delete(tableId);
+  });
+}
+
+export async function stopConsumer(services: Services, tableId: string): Promise<void> {
+  await syncState(services).consumers.get(tableId)?.stop();
+}

@@ -1,0 +1,74 @@
+// Everything one sync operation on a vector table needs, opened once: the table row, its source,
+// its embedding provider, and the column lists and tag derived from its configuration.
+import { eq } from "drizzle-orm";
+import type { Services } from "../../services.ts";
+import type { EmbeddingProvider } from "../../drivers/embeddings/index.ts";
+import { openSource } from "../../drivers/sources/index.ts";
+import type { CdcTarget, SourceConnector } from "../../drivers/sources/types.ts";
+import type { GenerationSpec } from "../../drivers/vector-store/index.ts";
+import { DriverError } from "../../shared/errors.ts";
+import { findConnection } from "../connections/repo.ts";
+import { providerForEmbedding } from "../embedding-providers/embedding.ts";
+import { embeddingColumns, embeddingTag, metadataColumns } from "../vector-tables/render.ts";
+import { vectorTables, type VectorTableRow } from "../vector-tables/tables.ts";
+
+export type SyncJob = {
+  services: Services;
+  table: VectorTableRow;
+  source: SourceConnector;
+  provider: EmbeddingProvider;
+  /** The source columns hashed as text, in embedding order, and as metadata. */
+  textColumns: string[];
+  metaColumns: string[];
+  /** Every configured column, read to render a row. */
+  columns: string[];
+  tag: string;
+  spec: GenerationSpec;
+  close(): Promise<void>;
+};
+
+/** Platform-mode storage is not built in this version (issue 7 design note). */
+export const PLATFORM_UNAVAILABLE = "platform-mode storage is not available in this version";
+
+export async function loadTable(services: Services, id: string): Promise<VectorTableRow | undefined> {
+  const [row] = await services.database.db.select().from(vectorTables).where(eq(vectorTables.id, id));
+  return row;
+}
+
+export function specOf(table: VectorTableRow): GenerationSpec {
+  return {
+    dimensions: table.embeddingDimensions,
+    metadata: metadataColumns(table.columns).map((c) => ({ name: c.name, type: c.filter_type ?? "keyword" })),
+    numericPk: table.numericPk,
+  };
+}
+
+export const cdcTarget = (table: VectorTableRow): CdcTarget => ({ stream: table.id, table: table.sourceTable, pk: [table.primaryKeyColumn] });
+
+export async function openTableSource(services: Services, table: VectorTableRow): Promise<SourceConnector> {
+  const connection = await findConnection(services.database.db, table.orgId, table.connectionId);
+  if (!connection) throw new DriverError(`the connection ${table.connectionId} of vector table ${table.id} no longer exists`, { retryable: false });
+  return openSource(services, connection);
+}
+
+/** Opens source and provider for the table; the caller closes the job. */
+export async function openJob(services: Services, table: VectorTableRow): Promise<SyncJob> {
+  if (table.mode === "platform") throw new DriverError(PLATFORM_UNAVAILABLE, { retryable: false });
+  if (!table.embeddingProviderId) throw new DriverError(`vector table ${table.id} has no embedding provider`, { retryable: false });
+  const provider = await providerForEmbedding(services, table.orgId, table.embeddingProviderId);
+  const source = await openTableSource(services, table);
+  const text = embeddingColumns(table.columns).map((c) => c.name);
+  const meta = metadataColumns(table.columns).map((c) => c.name);
+  return {
+    services,
+    table,
+    source,
+    provider,
+    textColumns: text,
+    metaColumns: meta,
+    columns: [...new Set([...text, ...meta])],
+    tag: embeddingTag(table.embeddingModel, table.embeddingDimensions, table.columns),
+    spec: specOf(table),
+    close: () => source.close().catch(() => {}),
+  };
+}

@@ -1,0 +1,73 @@
+// Starting and stopping sync around a table's life: the periodic ticks that drive batch passes
+// and keep CDC consumers running for the tables that want them, and `stopSyncFor` for DELETE.
+import { inArray } from "drizzle-orm";
+import type { Services } from "../../services.ts";
+import { vectorTables, type VectorTableRow } from "../vector-tables/tables.ts";
+import { passEligible, runBatchPass } from "./batch.ts";
+import { consumerWanted, startConsumer, stopConsumer } from "./cdc.ts";
+import { cdcTarget, openTableSource } from "./job.ts";
+import { syncState } from "./state.ts";
+
+/** croner pattern for "every n seconds" (whole minutes past 59 s). */
+export function intervalPattern(seconds: number): string {
+  if (seconds < 60) return `*/${seconds} * * * * *`;
+  const minutes = Math.max(1, Math.min(59, Math.round(seconds / 60)));
+  return `0 */${minutes} * * * *`;
+}
+
+/** One batch (or, for cdc tables, reconciling) pass per eligible table, one table at a time. */
+export async function syncTick(services: Services): Promise<void> {
+  const tables = await services.database.db.select().from(vectorTables).where(inArray(vectorTables.syncStatus, ["synced", "error"]));
+  for (const table of tables) {
+    if (!services.scheduler.running) return;
+    if (!passEligible(table)) continue;
+    await runBatchPass(services, table.id).catch(() => {}); // recorded on the table by the pass
+  }
+}
+
+/** Starts the consumers that should run and stops those whose table paused or went away. */
+export async function consumersTick(services: Services): Promise<void> {
+  const state = syncState(services);
+  const tables = await services.database.db.select().from(vectorTables).where(inArray(vectorTables.syncMode, ["cdc"]));
+  const wanted = new Set<string>();
+  for (const table of tables) {
+    // `error` tables keep a running consumer (it recovers by itself) but do not get a new one.
+    if (consumerWanted(table) && (table.syncStatus !== "error" || state.consumers.has(table.id))) wanted.add(table.id);
+  }
+  for (const id of state.consumers.keys()) if (!wanted.has(id)) await stopConsumer(services, id);
+  for (const id of wanted) startConsumer(services, id);
+}
+
+/** Called right after a resume (or any change that should restart sync): no need to wait for a tick. */
+export function startSyncFor(services: Services, table: VectorTableRow): void {
+  if (consumerWanted(table)) startConsumer(services, table.id);
+}
+
+/**
+ * Before a vector table is deleted: stops its consumer and frees the change feed the source keeps
+ * for it (slot and publication). Best effort: an unreachable source is logged, never blocks.
+ */
+export async function stopSyncFor(services: Services, table: VectorTableRow): Promise<void> {
+  const state = syncState(services);
+  await stopConsumer(services, table.id);
+  state.emptyRows.delete(table.id);
+  state.failures.delete(table.id);
+  if (table.syncMode !== "cdc" || table.mode !== "managed") return;
+  try {
+    const source = await openTableSource(services, table);
+    try {
+      await source.teardownCdc(cdcTarget(table));
+    } finally {
+      await source.close().catch(() => {});
+    }
+  } catch (err) {
+    services.logger.warn({ err, vector_table_id: table.id }, "could not free the source's change feed");
+  }
+}
+
+/** Stops every consumer (shutdown); they also stop by themselves once the scheduler stops. */
+export async function stopAllSync(services: Services): Promise<void> {
+  const state = syncState(services);
+  state.stopped = true;
+  await Promise.all([...state.consumers.keys()].map((id) => stopConsumer(services, id)));
+}

@@ -1,0 +1,18 @@
+// Registers the sync engine with the task system: the backfill/rebackfill handlers and the
+// periodic ticks (batch passes on VECSYNC_SYNC_INTERVAL, CDC consumers kept running).
+import { type } from "arktype";
+import type { Services } from "../../services.ts";
+import { runFillTask } from "./backfill.ts";
+import { consumersTick, intervalPattern, syncTick } from "./lifecycle.ts";
+
+/** One run's limit; a large table resumes from its checkpoint in the next run. */
+const FILL_TIMEOUT_MS = 6 * 60 * 60_000;
+
+const fillPayload = type({ vector_table_id: "string", config_version: "number.integer" });
+
+export function registerSyncTasks(services: Services): void {
+  services.tasks.register({ taskType: "backfill", timeoutMs: FILL_TIMEOUT_MS, payload: fillPayload, handler: (ctx) => runFillTask(services, ctx, "backfill") });
+  services.tasks.register({ taskType: "rebackfill", timeoutMs: FILL_TIMEOUT_MS, payload: fillPayload, handler: (ctx) => runFillTask(services, ctx, "rebackfill") });
+  services.tasks.every("sync-pass", intervalPattern(services.config.syncIntervalSec), () => syncTick(services));
+  services.tasks.every("sync-consumers", "* * * * * *", () => consumersTick(services));
+}

@@ -1,0 +1,87 @@
+// Backfill and sync control (SPEC 3.1, 4.7-4.8, CONTRACT 6). These endpoints only move the
+// table's state and queue work; the engine (the sync domain) does the work and keeps the numbers.
+import type { Services } from "../../services.ts";
+import type { KeyActor } from "../../shared/actor.ts";
+import { requireWriteAccess } from "../../shared/authz.ts";
+import { AppError } from "../../shared/errors.ts";
+import { isUniqueViolation } from "../../db/executor.ts";
+import { startSyncFor } from "../sync/lifecycle.ts";
+import { moveSyncStatus, updateVectorTableRow } from "./repo.ts";
+import type { BackfillStarted, SyncControlResult, SyncStatusObject } from "./schemas.ts";
+import { vectorTableOf } from "./service.ts";
+import { SYNC_STATUSES } from "./schemas.ts";
+import type { VectorTableRow } from "./tables.ts";
+import { backfillKey, type BackfillPayload } from "./update.ts";
+
+const backfillRunning = () => new AppError("backfill_running", "A backfill or rebackfill of this vector table is already pending or running");
+
+/**
+ * POST /v1/vector-tables/{id}/backfill: queues a `backfill` and sets `backfilling` in one
+ * transaction. The unique index over active tasks makes exactly one of many simultaneous
+ * requests win, in one process or several; the others answer 409 `backfill_running`.
+ */
+export async function startBackfill(services: Services, actor: KeyActor, id: string): Promise<BackfillStarted> {
+  requireWriteAccess(actor);
+  const row = await vectorTableOf(services, actor.orgId, id);
+  const payload: BackfillPayload = { vector_table_id: row.id, config_version: row.configVersion };
+  const now = services.clock.now().toISOString();
+  try {
+    await services.database.db.transaction(async (tx) => {
+      await services.tasks.enqueue(tx, { orgId: row.orgId, taskType: "backfill", targetId: row.id, payload, exclusiveKey: backfillKey(row.id) });
+      await updateVectorTableRow(tx, row.orgId, row.id, { syncStatus: "backfilling", updatedAt: now });
+    });
+  } catch (err) {
+    if (isUniqueViolation(err)) throw backfillRunning();
+    throw err;
+  }
+  services.logger.info({ org_id: actor.orgId, vector_table_id: id }, "backfill queued");
+  // total_rows is counted by the task when it starts; until then the last known numbers.
+  return { vector_table_id: row.id, status: "backfilling", total_rows: row.totalRows, synced_rows: row.syncedRows };
+}
+
+const secondsSince = (now: Date, iso: string | null): number => (iso === null ? 0 : Math.max(0, Math.floor((now.getTime() - Date.parse(iso)) / 1000)));
+
+/** SPEC 2.12 with CONTRACT 6's meanings, read from what the engine keeps on the row. */
+export function syncStatusOf(row: VectorTableRow, now: Date): SyncStatusObject {
+  const rowsPending = row.syncStatus === "backfilling" ? Math.max(0, row.totalRows - row.syncedRows) : row.rowsPending;
+  // cdc: age of the oldest change not yet applied (0 when caught up); batch: since the start of
+  // the last completed pass (0 before the first).
+  const staleness = row.syncMode === "cdc" ? secondsSince(now, row.oldestPendingChangeAt) : secondsSince(now, row.lastSyncStartedAt);
+  return {
+    vector_table_id: row.id,
+    sync_status: row.syncStatus,
+    last_sync_at: row.lastSyncAt,
+    rows_pending: rowsPending,
+    staleness_secs: staleness,
+    last_error: row.lastError,
+    last_error_at: row.lastErrorAt,
+  };
+}
+
+/** GET /v1/vector-tables/{id}/sync/status: any permission. */
+export async function getSyncStatus(services: Services, actor: KeyActor, id: string): Promise<SyncStatusObject> {
+  return syncStatusOf(await vectorTableOf(services, actor.orgId, id), services.clock.now());
+}
+
+/** POST …/sync/pause: from any state but `paused` (409 `already_paused`); queries keep working. */
+export async function pauseSync(services: Services, actor: KeyActor, id: string): Promise<SyncControlResult> {
+  requireWriteAccess(actor);
+  const row = await vectorTableOf(services, actor.orgId, id);
+  const others = SYNC_STATUSES.filter((s) => s !== "paused");
+  const moved = await moveSyncStatus(services.database.db, actor.orgId, row.id, others, "paused", services.clock.now().toISOString());
+  if (!moved) throw new AppError("already_paused", "Sync of this vector table is already paused");
+  services.logger.info({ org_id: actor.orgId, vector_table_id: id, from: row.syncStatus }, "sync paused");
+  return { vector_table_id: row.id, sync_status: "paused", message: "Sync paused; queries keep answering from the stored vectors. Resume to catch up on source changes." };
+}
+
+/** POST …/sync/resume: only from `paused` (else 409 `not_paused`); the next pass catches up. */
+export async function resumeSync(services: Services, actor: KeyActor, id: string): Promise<SyncControlResult> {
+  requireWriteAccess(actor);
+  const row = await vectorTableOf(services, actor.orgId, id);
+  const moved = await moveSyncStatus(services.database.db, actor.orgId, row.id, ["paused"], "synced", services.clock.now().toISOString());
+  if (!moved) throw new AppError("not_paused", `Sync of this vector table is not paused (it is ${row.syncStatus})`);
+  // A cdc table's consumer starts now rather than at the next tick; a batch table waits for its pass.
+  startSyncFor(services, { ...row, syncStatus: "synced" });
+  services.logger.info({ org_id: actor.orgId, vector_table_id: id }, "sync resumed");
+  return { vector_table_id: row.id, sync_status: "synced", message: "Sync resumed; changes made while paused are picked up by the next pass." };
+}

@@ -1,0 +1,222 @@
+import type { Services } from "../../services.ts";
+import type { KeyActor } from "../../shared/actor.ts";
+import { requireWriteAccess } from "../../shared/authz.ts";
+import { AppError, notFound, validationError, type ErrorDetail } from "../../shared/errors.ts";
+import { newId } from "../../shared/ids.ts";
+import { pageRequest, toPage, type Page, type PageQuery } from "../../shared/pagination.ts";
+import { isUniqueViolation } from "../../db/executor.ts";
+import { connectionOf } from "../connections/service.ts";
+import type { ConnectionRow } from "../connections/repo.ts";
+import { providerRowOf } from "../embedding-providers/service.ts";
+import { resolveEnvironment } from "../environments/service.ts";
+import { registerEnvironmentUsageCheck } from "../environments/usage.ts";
+import { registerConnectionUsageCheck } from "../connections/usage.ts";
+import { registerProviderUsageCheck } from "../embedding-providers/usage.ts";
+import { registerOrganizationCleaner } from "../organizations/deletion.ts";
+import { VectorStoreError } from "../../drivers/vector-store/index.ts";
+import { builtInModelProblems, columnProblems, isNumericType, modelProblems, sourceColumn, sourceProblems } from "./checks.ts";
+import { normalizeColumns, presentVectorTable } from "./present.ts";
+import { countVectorTablesBy, deleteOrganizationVectorTables, deleteVectorTableRow, failActiveTasksOf, findVectorTable, findVectorTableByName, insertVectorTable, organizationVectorTables, pageVectorTables, type VectorTableRow } from "./repo.ts";
+import { collectionName, metadataColumns } from "./render.ts";
+import type { CreateVectorTable, SourceSchema, VectorTable } from "./schemas.ts";
+import { readSourceSchema } from "./source-schema.ts";
+import { vectorTables, type ColumnConfig } from "./tables.ts";
+import { stopSyncFor } from "../sync/lifecycle.ts";
+
+export const nameTaken = (name: string) => new AppError("name_taken", `A vector table named "${name}" already exists in this organization`);
+
+export function throwIfProblems(problems: ErrorDetail[]): void {
+  if (problems.length > 0) throw validationError(problems);
+}
+
+/** Runs a write that may lose the race on the (org, name) unique index, answering 409 then. */
+export async function guardName<T>(name: string, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    if (isUniqueViolation(err)) throw nameTaken(name);
+    throw err;
+  }
+}
+
+/** The warehouse folds unquoted identifiers to upper case; Postgres names are exact. */
+export const foldsCase = (connection: ConnectionRow) => connection.provider === "db_warehouse";
+
+/** The organization's vector table, or 404 (a foreign id included). */
+export async function vectorTableOf(services: Services, orgId: string, id: string): Promise<VectorTableRow> {
+  const row = await findVectorTable(services.database.db, orgId, id);
+  if (!row) throw notFound("Vector table");
+  return row;
+}
+
+type EmbeddingChoice = { mode: "managed" | "platform"; connection: ConnectionRow; environmentId: string; providerId: string | null; model: string; dimensions: number };
+
+/**
+ * Who embeds and with what (SPEC 4.7, CONTRACT 5-6): a provider is required in managed mode and
+ * for platform mode on the relational provider; it must live in the table's environment and offer
+ * the model at those dimensions. Without one, the warehouse platform's built-in models apply.
+ */
+export async function embeddingChoiceProblems(services: Services, orgId: string, choice: EmbeddingChoice): Promise<ErrorDetail[]> {
+  if (choice.providerId === null) {
+    if (choice.mode === "managed") return [{ path: "embedding_provider_id", message: "is required in managed mode" }];
+    if (choice.connection.provider === "db_relational") return [{ path: "embedding_provider_id", message: "is required for platform mode on a db_relational connection" }];
+    return builtInModelProblems(choice.model, choice.dimensions);
+  }
+  const provider = await providerRowOf(services, orgId, choice.providerId);
+  if (provider.environmentId !== choice.environmentId) {
+    return [{ path: "embedding_provider_id", message: "the embedding provider belongs to another environment than the vector table" }];
+  }
+  return modelProblems(provider.provider, choice.model, choice.dimensions);
+}
+
+/** POST /v1/vector-tables: a `full` key; the environment from `X-Environment-Id` (CONTRACT 5). */
+export async function createVectorTable(services: Services, actor: KeyActor, input: CreateVectorTable, environmentHeader: string | null | undefined): Promise<VectorTable> {
+  requireWriteAccess(actor);
+  const columns = normalizeColumns(input.columns);
+  throwIfProblems(columnProblems(columns));
+  const environment = await resolveEnvironment(services, actor, environmentHeader);
+  const connection = await connectionOf(services, actor.orgId, input.connection_id);
+  const mode = input.mode ?? connection.mode;
+  const problems: ErrorDetail[] = [];
+  if (connection.environmentId !== environment.id) problems.push({ path: "connection_id", message: "the connection belongs to another environment than the vector table" });
+  if (mode !== connection.mode) problems.push({ path: "mode", message: `must match the connection's mode (${connection.mode})` });
+  const providerId = input.embedding_provider_id ?? null;
+  problems.push(...(await embeddingChoiceProblems(services, actor.orgId, { mode, connection, environmentId: environment.id, providerId, model: input.embedding_model, dimensions: input.embedding_dimensions })));
+  throwIfProblems(problems);
+  const db = services.database.db;
+  if (await findVectorTableByName(db, actor.orgId, input.name)) throw nameTaken(input.name);
+
+  // Last, the slow part: the source's schema, read live.
+  const schema = await readSourceSchema(services, connection, input.source_table);
+  throwIfProblems(sourceProblems(schema, input.source_table, input.primary_key_column, columns, foldsCase(connection)));
+  const pkType = sourceColumn(schema, input.primary_key_column, foldsCase(connection))!.type;
+
+  const now = services.clock.now().toISOString();
+  const id = newId();
+  const row: VectorTableRow = {
+    id,
+    orgId: actor.orgId,
+    environmentId: environment.id,
+    connectionId: connection.id,
+    embeddingProviderId: providerId,
+    name: input.name,
+    sourceTable: input.source_table,
+    primaryKeyColumn: input.primary_key_column,
+    columns,
+    embeddingModel: input.embedding_model,
+    embeddingDimensions: input.embedding_dimensions,
+    mode,
+    syncMode: input.sync_mode ?? "batch",
+    syncStatus: "pending",
+    vectorstoreCollection: collectionName(id, input.name),
+    platformVectorRef: null,
+    numericPk: isNumericType(pkType),
+    configVersion: 1,
+    servingModel: input.embedding_model,
+    servingDimensions: input.embedding_dimensions,
+    totalRows: 0,
+    syncedRows: 0,
+    rowsPending: 0,
+    lastSyncStartedAt: null,
+    lastSyncAt: null,
+    oldestPendingChangeAt: null,
+    cdcCheckpoint: null,
+    lastError: null,
+    lastErrorAt: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+  await guardName(input.name, () => insertVectorTable(db, row));
+  if (mode === "managed") {
+    try {
+      await services.vectors.createCollection(row.vectorstoreCollection, storeSpec(row.embeddingDimensions, columns, row.numericPk));
+    } catch (err) {
+      await deleteVectorTableRow(db, actor.orgId, id);
+      throw err;
+    }
+  }
+  services.logger.info({ org_id: actor.orgId, vector_table_id: id, mode, sync_mode: row.syncMode }, "vector table created");
+  return presentVectorTable(row);
+}
+
+/** The store's generation shape for a configuration (metadata columns in configuration order). */
+export function storeSpec(dimensions: number, columns: ColumnConfig[], numericPk: boolean) {
+  const metadata = metadataColumns(columns).map((c) => ({ name: c.name, type: c.filter_type! }));
+  return { dimensions, metadata, numericPk };
+}
+
+/** GET /v1/vector-tables: oldest first; `X-Environment-Id`, when sent, narrows (CONTRACT 5). */
+export async function listVectorTables(services: Services, actor: KeyActor, query: PageQuery, environmentHeader: string | null | undefined): Promise<Page<VectorTable>> {
+  const environmentId = environmentHeader?.trim() ? (await resolveEnvironment(services, actor, environmentHeader)).id : null;
+  // The cursor is bound to the narrowing too: a cursor of one environment's list is refused by another's.
+  const scope = `vector-tables:${actor.orgId}:${environmentId ?? "*"}`;
+  const page = pageRequest(services.config.masterKey, scope, query);
+  const rows = await pageVectorTables(services.database.db, actor.orgId, environmentId, page);
+  return toPage(services.config.masterKey, scope, page, rows, (r) => ({ createdAt: r.createdAt, id: r.id }), presentVectorTable);
+}
+
+export async function getVectorTable(services: Services, actor: KeyActor, id: string): Promise<VectorTable> {
+  return presentVectorTable(await vectorTableOf(services, actor.orgId, id));
+}
+
+/** GET /v1/vector-tables/{id}/schema: the source table as it is now (CONTRACT 6). */
+export async function getSourceSchema(services: Services, actor: KeyActor, id: string): Promise<SourceSchema> {
+  const row = await vectorTableOf(services, actor.orgId, id);
+  const connection = await connectionOf(services, actor.orgId, row.connectionId);
+  let columns;
+  try {
+    columns = await readSourceSchema(services, connection, row.sourceTable);
+  } catch (err) {
+    // The table was there at creation: gone now, that is the source's state, not a bad request.
+    if (err instanceof AppError && err.code === "validation_error") throw new AppError("source_error", `The source table "${row.sourceTable}" no longer exists`);
+    throw err;
+  }
+  const pk = sourceColumn(columns, row.primaryKeyColumn, foldsCase(connection));
+  return { columns: columns.map((c) => ({ name: c.name, type: c.type, nullable: c === pk ? false : c.nullable })) };
+}
+
+/**
+ * DELETE /v1/vector-tables/{id}: stops what runs for the table (its tasks, its change feed), then
+ * removes the record and its collection. The record goes first: a collection left behind by a
+ * crash is only disk, whereas a record without its collection would answer errors.
+ */
+export async function deleteVectorTable(services: Services, actor: KeyActor, id: string): Promise<void> {
+  requireWriteAccess(actor);
+  const row = await vectorTableOf(services, actor.orgId, id);
+  await stopSyncFor(services, row);
+  const now = services.clock.now().toISOString();
+  await services.database.db.transaction(async (tx) => {
+    await failActiveTasksOf(tx, actor.orgId, row.id, "vector table deleted", now);
+    await deleteVectorTableRow(tx, actor.orgId, row.id);
+  });
+  await dropCollectionOf(services, row);
+  services.logger.info({ org_id: actor.orgId, vector_table_id: id }, "vector table deleted");
+}
+
+/** Drops the table's managed collection if it exists (idempotent). */
+export async function dropCollectionOf(services: Services, row: VectorTableRow): Promise<void> {
+  if (!services.vectors.hasCollection(row.vectorstoreCollection)) return;
+  try {
+    await services.vectors.dropCollection(row.vectorstoreCollection);
+  } catch (err) {
+    // A concurrent deletion dropped it first: the outcome wanted.
+    if (!(err instanceof VectorStoreError && err.code === "collection_not_found")) throw err;
+  }
+}
+
+// Module-load registrations: environments, connections and providers refuse deletion while a
+// vector table uses them (409 in_use); an organization's deletion stops and drops its tables'
+// external resources first, then their rows (its tasks are deleted by the organization's task).
+registerEnvironmentUsageCheck({ resource: "vector tables", count: (s, orgId, id) => countVectorTablesBy(s.database.db, orgId, vectorTables.environmentId, id) });
+registerConnectionUsageCheck({ resource: "vector tables", count: (s, orgId, id) => countVectorTablesBy(s.database.db, orgId, vectorTables.connectionId, id) });
+registerProviderUsageCheck({ resource: "vector tables", count: (s, orgId, id) => countVectorTablesBy(s.database.db, orgId, vectorTables.embeddingProviderId, id) });
+registerOrganizationCleaner({
+  name: "vector-tables",
+  async external(services, orgId) {
+    for (const row of await organizationVectorTables(services.database.db, orgId)) {
+      await stopSyncFor(services, row);
+      await dropCollectionOf(services, row);
+    }
+  },
+  records: deleteOrganizationVectorTables,
+});

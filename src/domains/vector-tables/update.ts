@@ -1,0 +1,77 @@
+import type { Services } from "../../services.ts";
+import type { KeyActor } from "../../shared/actor.ts";
+import { requireWriteAccess } from "../../shared/authz.ts";
+import { isUniqueViolation } from "../../db/executor.ts";
+import type { DbOrTx } from "../../scheduler/types.ts";
+import { connectionOf } from "../connections/service.ts";
+import { columnProblems, sourceProblems } from "./checks.ts";
+import { normalizeColumns, presentVectorTable, sameColumns } from "./present.ts";
+import { bumpConfigVersion, findVectorTableByName, updateVectorTableRow, type VectorTableChanges, type VectorTableRow } from "./repo.ts";
+import type { UpdateVectorTable, VectorTable } from "./schemas.ts";
+import { embeddingChoiceProblems, foldsCase, guardName, nameTaken, throwIfProblems, vectorTableOf } from "./service.ts";
+import { readSourceSchema } from "./source-schema.ts";
+
+/** The task payload both engine task types take (issue 7 design). */
+export type BackfillPayload = { vector_table_id: string; config_version: number };
+
+/** At most one backfill or rebackfill pending or running per table, enforced by a unique index. */
+export const backfillKey = (vectorTableId: string) => `backfill:${vectorTableId}`;
+
+/**
+ * Queues the rebackfill of a changed configuration. When a backfill or rebackfill of the table is
+ * already active the index refuses a second one, and that is fine: the active task re-reads
+ * `config_version` between pages and starts over on the new configuration.
+ */
+async function enqueueRebackfill(services: Services, tx: DbOrTx, row: VectorTableRow, configVersion: number): Promise<void> {
+  const payload: BackfillPayload = { vector_table_id: row.id, config_version: configVersion };
+  try {
+    await services.tasks.enqueue(tx, { orgId: row.orgId, taskType: "rebackfill", targetId: row.id, payload, exclusiveKey: backfillKey(row.id) });
+  } catch (err) {
+    // SQLite undoes only the failed statement; the surrounding transaction goes on.
+    if (!isUniqueViolation(err)) throw err;
+  }
+}
+
+/**
+ * PUT /v1/vector-tables/{id}: a `full` key. Changing columns, model or dimensions (validated as on
+ * creation, columns against the live source schema) sets `pending_rebackfill`, bumps
+ * `config_version` and queues a `rebackfill`; queries keep answering from the old vectors.
+ */
+export async function updateVectorTable(services: Services, actor: KeyActor, id: string, input: UpdateVectorTable): Promise<VectorTable> {
+  requireWriteAccess(actor);
+  const row = await vectorTableOf(services, actor.orgId, id);
+  const columns = input.columns === undefined ? row.columns : normalizeColumns(input.columns);
+  const model = input.embedding_model ?? row.embeddingModel;
+  const dimensions = input.embedding_dimensions ?? row.embeddingDimensions;
+  const columnsChanged = !sameColumns(columns, row.columns);
+  const configChanged = columnsChanged || model !== row.embeddingModel || dimensions !== row.embeddingDimensions;
+
+  if (input.columns !== undefined) throwIfProblems(columnProblems(columns));
+  const db = services.database.db;
+  if (input.name !== undefined && input.name !== row.name && (await findVectorTableByName(db, actor.orgId, input.name))) throw nameTaken(input.name);
+  if (model !== row.embeddingModel || dimensions !== row.embeddingDimensions) {
+    const connection = await connectionOf(services, actor.orgId, row.connectionId);
+    const choice = { mode: row.mode, connection, environmentId: row.environmentId, providerId: row.embeddingProviderId, model, dimensions };
+    throwIfProblems(await embeddingChoiceProblems(services, actor.orgId, choice));
+  }
+  if (columnsChanged) {
+    const connection = await connectionOf(services, actor.orgId, row.connectionId);
+    const schema = await readSourceSchema(services, connection, row.sourceTable);
+    throwIfProblems(sourceProblems(schema, row.sourceTable, undefined, columns, foldsCase(connection)));
+  }
+
+  const changes: VectorTableChanges = {};
+  if (input.name !== undefined && input.name !== row.name) changes.name = input.name;
+  if (configChanged) Object.assign(changes, { columns, embeddingModel: model, embeddingDimensions: dimensions, syncStatus: "pending_rebackfill" } satisfies VectorTableChanges);
+  if (Object.keys(changes).length === 0) return presentVectorTable(row);
+  changes.updatedAt = services.clock.now().toISOString();
+
+  await guardName(changes.name ?? row.name, () =>
+    db.transaction(async (tx) => {
+      await updateVectorTableRow(tx, actor.orgId, row.id, changes);
+      if (configChanged) await enqueueRebackfill(services, tx, row, await bumpConfigVersion(tx, actor.orgId, row.id));
+    }),
+  );
+  services.logger.info({ org_id: actor.orgId, vector_table_id: id, changed: Object.keys(input), rebackfill: configChanged }, "vector table updated");
+  return presentVectorTable(await vectorTableOf(services, actor.orgId, id));
+}

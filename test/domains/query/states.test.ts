@@ -1,0 +1,98 @@
+// Which table states answer queries (CONTRACT 7), and what a failing provider does to a query:
+// the fake emb_a server records the wire request (a query embedding, the served model) and
+// refuses a wrong key (502 provider_error without the key in the answer).
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createTestApp, throwawayPostgres, type TestApp, type ThrowawayDatabase } from "../../harness.ts";
+import { json, newOrganization, type TestOrg } from "../../helpers/organizations.ts";
+import { startFakeEmbeddings, type FakeEmbeddings } from "../../fakes/embeddings/server.ts";
+import { createSourceTables, docRows, localProvider, newTable, seedCollection, setTableState, sourceConnection, tableBody, type Fixture } from "../vector-tables/helpers.ts";
+import type { SyncStatus } from "../../../src/domains/vector-tables/tables.ts";
+
+let app: TestApp;
+let pg: ThrowawayDatabase;
+let fake: FakeEmbeddings;
+let org: TestOrg;
+let f: Fixture;
+let table: any;
+beforeAll(async () => {
+  app = await createTestApp();
+  pg = await throwawayPostgres();
+  fake = await startFakeEmbeddings("emb_a");
+  await createSourceTables(pg);
+  org = await newOrganization(app);
+  f = { connectionId: await sourceConnection(app, org.owner.key, pg), providerId: await localProvider(app, org.owner.key) };
+  table = await newTable(app, org.owner.key, tableBody(f));
+  await seedCollection(app, org, table, docRows().slice(0, 10));
+});
+afterAll(async () => {
+  await app[Symbol.asyncDispose]();
+  await pg[Symbol.asyncDispose]();
+  await fake.stop();
+});
+
+const ask = (id: string, body: unknown = { query: "vector search" }) => app.request("POST", `/v1/vector-tables/${id}/query`, { headers: org.owner.key, body });
+
+async function emaProvider(apiKey: string): Promise<string> {
+  const res = await app.request("POST", "/v1/embedding-providers", { headers: org.owner.key, body: { name: `fake-${crypto.randomUUID().slice(0, 6)}`, provider: "emb_a", api_key: apiKey, base_url: fake.url } });
+  return (await json(res)).id;
+}
+
+describe("happy", () => {
+  test.each(["synced", "backfilling", "paused", "pending_rebackfill"] as const)("%s answers from the stored vectors", async (state: SyncStatus) => {
+    await setTableState(app, table.id, { syncStatus: state });
+    const res = await ask(table.id);
+    expect(res.status).toBe(200);
+    expect((await json(res)).total_results).toBe(10);
+  });
+
+  test("a hosted provider is asked for a query embedding of the served model at the served size", async () => {
+    const t = await newTable(app, org.owner.key, tableBody({ ...f, providerId: await emaProvider(fake.apiKey) }, { embedding_model: "text-embedding-3-small", embedding_dimensions: 32 }));
+    await setTableState(app, t.id, { syncStatus: "synced" });
+    fake.requests.length = 0;
+    const res = await ask(t.id);
+    expect(res.status).toBe(200);
+    expect(await json(res)).toEqual({ results: [], query: "vector search", model: "text-embedding-3-small", total_results: 0 });
+    expect(fake.requests.map((r) => r.decoded && { model: r.decoded.model, texts: r.decoded.texts, dims: r.decoded.dims })).toEqual([{ model: "text-embedding-3-small", texts: ["vector search"], dims: 32 }]);
+  });
+
+  test("after a PUT, until the rebackfill swaps, queries embed with the model of the stored vectors", async () => {
+    const t = await newTable(app, org.owner.key, tableBody(f, { embedding_dimensions: 64 }));
+    await seedCollection(app, org, t, docRows().slice(0, 5));
+    const put = await app.request("PUT", `/v1/vector-tables/${t.id}`, { headers: org.owner.key, body: { embedding_dimensions: 128 } });
+    expect((await json(put)).sync_status).toBe("pending_rebackfill");
+    const res = await ask(t.id);
+    expect([res.status, (await json(res)).total_results]).toEqual([200, 5]);
+  });
+});
+
+describe("errors", () => {
+  test.each([
+    ["pending", "has no vectors yet"],
+    ["error", "is in error (source unreachable)"],
+  ] as const)("%s → 409 vector_table_not_ready", async (state, words) => {
+    await setTableState(app, table.id, { syncStatus: state, lastError: "source unreachable" });
+    const res = await ask(table.id);
+    const e = (await json(res)).error;
+    expect([res.status, e.code]).toEqual([409, "vector_table_not_ready"]);
+    expect(e.message).toContain(words);
+  });
+
+  test("a provider that refuses the key → 502 provider_error with its words, never the key", async () => {
+    const t = await newTable(app, org.owner.key, tableBody({ ...f, providerId: await emaProvider("sk-wrong-key-must-not-leak") }, { embedding_model: "text-embedding-3-small", embedding_dimensions: 32 }));
+    await setTableState(app, t.id, { syncStatus: "synced" });
+    const res = await ask(t.id);
+    const text = await res.text();
+    expect(res.status).toBe(502);
+    expect(JSON.parse(text).error.code).toBe("provider_error");
+    expect(text).toContain("Incorrect API key");
+    expect(text).not.toContain("sk-wrong-key-must-not-leak");
+  });
+
+  test("a platform-mode table has no managed vectors → 409 vector_table_not_ready", async () => {
+    const conn = await sourceConnection(app, org.owner.key, pg, { mode: "platform" });
+    const t = await newTable(app, org.owner.key, tableBody({ ...f, connectionId: conn }));
+    await setTableState(app, t.id, { syncStatus: "synced" });
+    const res = await ask(t.id);
+    expect([res.status, (await json(res)).error.code]).toEqual([409, "vector_table_not_ready"]);
+  });
+});
