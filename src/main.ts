@@ -1,14 +1,14 @@
 #!/usr/bin/env bun
-// The CLI and the binary's entry: the composition root (config → db + migrate → services →
-// scheduler → serve). Nothing else wires the pieces together.
+// The CLI and the binary's entry: reads the command line and runs the composition in
+// src/runtime.ts (database + migrations → vector store → services → scheduler → HTTP).
 import { ConfigError, parseFlags, resolveConfig, SERVE_FLAGS } from "./config.ts";
 import { openDatabase } from "./db/client.ts";
 import { migrate } from "./db/migrate.ts";
 import { createLogger } from "./shared/log.ts";
-import { buildServices, openVectorStore } from "./services.ts";
-import { listen, type RunningServer } from "./server.ts";
+import { startService, type RunningService } from "./runtime.ts";
 import { selfCheck } from "./selfcheck.ts";
 import { VERSION } from "./version.ts";
+import { runDemo } from "./demo/index.ts";
 
 const HELP = `vecsync ${VERSION} — keeps vector embeddings of a database table current
 
@@ -18,6 +18,9 @@ commands:
   serve      migrate the database, start the scheduler and serve HTTP (REST /v1, tRPC /trpc)
   migrate    apply database migrations and exit
   version    print the version; --check also opens every embedded engine
+  demo       a guided tour on a throwaway service and sample table, printing each step's curl
+             (needs a local Postgres; \`bun run demo\` in a checkout falls back to a test server;
+             vecsync demo --help for more)
   help       this text
 
 flags (serve, migrate):
@@ -28,38 +31,36 @@ flags (serve, migrate):
 
 const SHUTDOWN_DEADLINE_MS = 10_000;
 
-async function prepare(args: string[]) {
+function configFrom(args: string[]) {
   const config = resolveConfig(parseFlags(args, SERVE_FLAGS), process.env);
-  const logger = createLogger(config.logLevel);
-  const database = await openDatabase(config.databaseUrl);
-  const { applied } = await migrate(database.client);
-  if (applied.length) logger.info({ applied }, "migrations applied");
-  return { config, logger, database };
+  return { config, logger: createLogger(config.logLevel) };
 }
 
 async function serve(args: string[]): Promise<void> {
-  const { config, logger, database } = await prepare(args);
-  const vectors = await openVectorStore(config, database, logger);
-  const services = buildServices(config, database, vectors, logger);
-  services.scheduler.start();
+  const { config, logger } = configFrom(args);
   // Handlers go in before the listening line: a supervisor may signal as soon as it reads it.
-  let server: RunningServer | null = null;
+  let running: RunningService | null = null;
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, "shutting down");
     setTimeout(() => process.exit(1), SHUTDOWN_DEADLINE_MS).unref();
-    await server?.stop();
-    await services.scheduler.stop();
-    await vectors.close(); // checkpoints the indexes
-    database.close();
+    await running?.stop();
     process.exit(0);
   };
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
   process.on("SIGINT", () => void shutdown("SIGINT"));
-  server = listen(services, config.host, config.port);
-  console.log(`vecsync listening on ${server.url}`);
+  running = await startService(config, logger);
+  console.log(`vecsync listening on ${running.url}`);
+}
+
+async function migrateOnly(args: string[]): Promise<void> {
+  const { config, logger } = configFrom(args);
+  const database = await openDatabase(config.databaseUrl);
+  const { applied } = await migrate(database.client);
+  if (applied.length) logger.info({ applied }, "migrations applied");
+  database.close();
 }
 
 async function version(args: string[]): Promise<number> {
@@ -78,15 +79,15 @@ async function run(argv: string[]): Promise<number> {
     case "serve":
       await serve(args);
       return -1; // keeps running
-    case "migrate": {
-      const { database } = await prepare(args);
-      database.close();
+    case "migrate":
+      await migrateOnly(args);
       console.log("migrations applied");
       return 0;
-    }
     case "version":
     case "--version":
       return version(args);
+    case "demo":
+      return runDemo(args, process.env);
     case "help":
     case "--help":
     case "-h":
