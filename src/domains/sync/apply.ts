@@ -93,7 +93,10 @@ export async function prepareRows(job: SyncJob, hashes: RowHash[], target: Apply
     }
     const metadata = renderMetadata(job.table.columns, row.values);
     const now = current.get(pk);
-    if (now && now.textHash === w.text) {
+    // Equal real hashes mean equal text. UNHASHED is no hash: a change-stream row stored as
+    // UNHASHED would otherwise "match" its next change and lose a text edit; it is compared by
+    // its rendered text below instead (same text → vector reused, no embedding call).
+    if (now && now.textHash === w.text && h.textHash !== UNHASHED) {
       metaUpdates.push({ pk, metaHash: w.meta, metadata });
       continue;
     }

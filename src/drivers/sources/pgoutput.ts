@@ -36,7 +36,7 @@ export interface Relation {
 export type Tuple = (string | null | undefined)[];
 
 export type PgOutputMessage =
-  | { tag: "begin"; finalLsn: bigint; commitTime: Date }
+  | { tag: "begin"; finalLsn: bigint; commitTime: Date; xid: number }
   | { tag: "commit"; commitLsn: bigint; endLsn: bigint; commitTime: Date }
   | { tag: "relation"; relation: Relation }
   | { tag: "insert"; relationOid: number; newTuple: Tuple }
@@ -94,7 +94,7 @@ export function decodePgOutput(buf: Buffer): PgOutputMessage {
   const type = String.fromCharCode(r.u8());
   switch (type) {
     case "B":
-      return { tag: "begin", finalLsn: r.u64(), commitTime: pgTime(r.u64()) };
+      return { tag: "begin", finalLsn: r.u64(), commitTime: pgTime(r.u64()), xid: r.u32() };
     case "C": {
       r.u8(); // flags, unused
       return { tag: "commit", commitLsn: r.u64(), endLsn: r.u64(), commitTime: pgTime(r.u64()) };

@@ -8,6 +8,7 @@ import { DriverError } from "../../shared/errors.ts";
 import { connectionOptions } from "./postgres-connect.ts";
 import { toDriverError } from "./postgres-errors.ts";
 import { ReplicationFeed } from "./postgres-feed.ts";
+import { visibilityWait } from "./postgres-visibility.ts";
 import type { PostgresSource } from "./postgres.ts";
 import { SESSION_SETTINGS } from "./postgres-values.ts";
 import { lsnToBigInt, lsnToString } from "./pgoutput.ts";
@@ -115,7 +116,7 @@ export async function openChanges(source: PostgresSource, target: CdcTarget, che
     try {
       // postgres.js types this as Writable; for CopyBoth (replication) it is a Duplex.
       const stream = (await sql.unsafe(start).writable()) as unknown as Duplex;
-      return new ReplicationFeed(sql, stream, target.pk, from, source.credentials.password);
+      return new ReplicationFeed(sql, stream, target.pk, from, source.credentials.password, visibilityWait(source));
     } catch (err) {
       const error = toDriverError(err, { password: source.credentials.password, operation: "start replication" });
       if ((err as { code?: string }).code === "55006" && attempt < 50) {

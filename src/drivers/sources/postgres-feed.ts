@@ -15,11 +15,14 @@ const HIGH_WATER_BATCHES = 256;
 /** Status updates keep the server's wal_sender_timeout (default 60 s) from firing while paused. */
 const STATUS_INTERVAL_MS = 10_000;
 
-type Txn = { keys: Map<string, Key>; all: boolean };
+type Txn = { keys: Map<string, Key>; all: boolean; xid: number };
+
+/** Resolves once a fresh read on the source sees the transaction `xid` committed (postgres-cdc.ts). */
+export type VisibilityWait = (xid: number) => Promise<void>;
 
 export class ReplicationFeed implements ChangeStream {
   private readonly relations = new Map<number, { relation: Relation; keyIndexes: number[] | null }>();
-  private readonly queue: ChangeBatch[] = [];
+  private readonly queue: { batch: ChangeBatch; xid: number }[] = [];
   private wake: (() => void) | null = null;
   private failure: DriverError | null = null;
   private closed = false;
@@ -36,6 +39,7 @@ export class ReplicationFeed implements ChangeStream {
     private readonly pk: string[],
     start: string,
     private readonly password: string,
+    private readonly visible: VisibilityWait,
   ) {
     this.received = this.acked = this.lastBatchEnd = lsnToBigInt(start);
     stream.on("data", (chunk: Buffer) => this.onFrame(chunk));
@@ -79,7 +83,7 @@ export class ReplicationFeed implements ChangeStream {
         return;
       }
       case "begin":
-        this.txn = { keys: new Map(), all: false };
+        this.txn = { keys: new Map(), all: false, xid: message.xid };
         return;
       case "insert":
         return this.addKey(message.relationOid, message.newTuple);
@@ -121,7 +125,7 @@ export class ReplicationFeed implements ChangeStream {
     this.txn = null;
     if (!txn || (!txn.all && txn.keys.size === 0)) return;
     this.lastBatchEnd = endLsn;
-    this.queue.push({ checkpoint: lsnToString(endLsn), keys: [...txn.keys.values()], allRowsChanged: txn.all, committedAt });
+    this.queue.push({ batch: { checkpoint: lsnToString(endLsn), keys: [...txn.keys.values()], allRowsChanged: txn.all, committedAt }, xid: txn.xid });
     if (this.queue.length >= HIGH_WATER_BATCHES) this.stream.pause();
     this.wake?.();
   }
@@ -135,10 +139,12 @@ export class ReplicationFeed implements ChangeStream {
 
   async next(): Promise<IteratorResult<ChangeBatch>> {
     for (;;) {
-      const batch = this.queue.shift();
-      if (batch) {
+      const queued = this.queue.shift();
+      if (queued) {
         if (this.queue.length < HIGH_WATER_BATCHES / 2 && this.stream.isPaused()) this.stream.resume();
-        return { value: batch, done: false };
+        // The consumer re-reads the batch's keys: hand it out only once a read sees the commit.
+        await this.visible(queued.xid);
+        return { value: queued.batch, done: false };
       }
       if (this.closed) return { value: undefined, done: true };
       if (this.failure) throw this.failure;
