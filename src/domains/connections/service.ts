@@ -2,13 +2,13 @@ import type { Services } from "../../services.ts";
 import type { KeyActor } from "../../shared/actor.ts";
 import { AppError, DriverError, notFound, validationError } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
-import { pageRequest, toPage, type Page, type PageQuery } from "../../shared/pagination.ts";
+import type { Page, PageQuery } from "../../shared/pagination.ts";
 import { requireWriteAccess } from "../../shared/authz.ts";
 import { isUniqueViolation } from "../../db/executor.ts";
 import { hostPolicy } from "../../drivers/sources/host-guard.ts";
 import { openSource } from "../../drivers/sources/index.ts";
 import type { SourceConnector } from "../../drivers/sources/types.ts";
-import { resolveEnvironment } from "../environments/service.ts";
+import { listNarrowedByEnvironment, resolveEnvironment } from "../environments/service.ts";
 import { registerEnvironmentUsageCheck } from "../environments/usage.ts";
 import { registerOrganizationCleaner } from "../organizations/deletion.ts";
 import { openCredentials, sealCredentials, secretsOf, validateCredentials } from "./credentials.ts";
@@ -90,12 +90,7 @@ export async function createConnection(services: Services, actor: KeyActor, prov
 
 /** GET /v1/connections: oldest first; `X-Environment-Id`, when sent, narrows (CONTRACT 5). */
 export async function listConnections(services: Services, actor: KeyActor, query: PageQuery, environmentHeader: string | null | undefined): Promise<Page<Connection>> {
-  const environmentId = environmentHeader?.trim() ? (await resolveEnvironment(services, actor, environmentHeader)).id : null;
-  // The cursor is bound to the narrowing too: a cursor of one environment's list is refused by another's.
-  const scope = `connections:${actor.orgId}:${environmentId ?? "*"}`;
-  const page = pageRequest(services.config.masterKey, scope, query);
-  const rows = await pageConnections(services.database.db, actor.orgId, environmentId, page);
-  return toPage(services.config.masterKey, scope, page, rows, (r) => ({ createdAt: r.createdAt, id: r.id }), presentConnection);
+  return listNarrowedByEnvironment(services, actor, "connections", query, environmentHeader, (environmentId, page) => pageConnections(services.database.db, actor.orgId, environmentId, page), presentConnection);
 }
 
 /** The organization's connection, or 404 (also for another organization's id). */

@@ -3,10 +3,10 @@ import type { KeyActor } from "../../shared/actor.ts";
 import { requireWriteAccess } from "../../shared/authz.ts";
 import { AppError, notFound, validationError } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
-import { pageRequest, toPage, type Page, type PageQuery } from "../../shared/pagination.ts";
+import type { Page, PageQuery } from "../../shared/pagination.ts";
 import { isUniqueViolation } from "../../db/executor.ts";
 import { modelsOf } from "../../drivers/embeddings/index.ts";
-import { resolveEnvironment } from "../environments/service.ts";
+import { listNarrowedByEnvironment, resolveEnvironment } from "../environments/service.ts";
 import { registerEnvironmentUsageCheck } from "../environments/usage.ts";
 import { registerOrganizationCleaner } from "../organizations/deletion.ts";
 import { credentialProblems, normalizeBaseUrl, type CredentialFields } from "./checks.ts";
@@ -89,12 +89,7 @@ export async function createEmbeddingProvider(services: Services, actor: KeyActo
 
 /** GET /v1/embedding-providers: `X-Environment-Id`, when sent, narrows the list (CONTRACT 5). */
 export async function listEmbeddingProviders(services: Services, actor: KeyActor, query: PageQuery, environmentHeader: string | null): Promise<Page<EmbeddingProvider>> {
-  const environmentId = environmentHeader?.trim() ? (await resolveEnvironment(services, actor, environmentHeader)).id : null;
-  // The cursor is bound to the narrowing too: a cursor of one environment's list is refused on another's.
-  const scope = `embedding-providers:${actor.orgId}:${environmentId ?? "*"}`;
-  const page = pageRequest(services.config.masterKey, scope, query);
-  const rows = await pageProviders(services.database.db, actor.orgId, environmentId, page);
-  return toPage(services.config.masterKey, scope, page, rows, (r) => ({ createdAt: r.createdAt, id: r.id }), presentProvider);
+  return listNarrowedByEnvironment(services, actor, "embedding-providers", query, environmentHeader, (environmentId, page) => pageProviders(services.database.db, actor.orgId, environmentId, page), presentProvider);
 }
 
 /** The organization's provider row, or 404 (a foreign id included). */

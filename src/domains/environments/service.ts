@@ -2,7 +2,7 @@ import type { Services } from "../../services.ts";
 import type { KeyActor } from "../../shared/actor.ts";
 import { AppError, notFound } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
-import { pageRequest, toPage, type Page, type PageQuery } from "../../shared/pagination.ts";
+import { pageRequest, toPage, type Page, type PageQuery, type PageRequest } from "../../shared/pagination.ts";
 import { requireWriteAccess } from "../../shared/authz.ts";
 import { isUniqueViolation, type Executor } from "../../db/executor.ts";
 import { deleteEnvironmentRow, findEnvironment, findEnvironmentByName, insertEnvironment, pageEnvironments, type EnvironmentRow } from "./repo.ts";
@@ -81,3 +81,24 @@ export async function resolveEnvironment(services: Services, actor: KeyActor, he
 }
 
 export const ENVIRONMENT_HEADER = "x-environment-id";
+
+/**
+ * One page of an organization's resources of one kind (`list` names it), oldest first, narrowed
+ * to the `X-Environment-Id` environment when the header is sent (CONTRACT 5). The cursor is bound
+ * to the list and its narrowing: a cursor of one environment's list is refused by another's.
+ */
+export async function listNarrowedByEnvironment<R extends { createdAt: string; id: string }, T>(
+  services: Services,
+  actor: KeyActor,
+  list: string,
+  query: PageQuery,
+  environmentHeader: string | null | undefined,
+  fetch: (environmentId: string | null, page: PageRequest) => Promise<R[]>,
+  present: (row: R) => T,
+): Promise<Page<T>> {
+  const environmentId = environmentHeader?.trim() ? (await resolveEnvironment(services, actor, environmentHeader)).id : null;
+  const scope = `${list}:${actor.orgId}:${environmentId ?? "*"}`;
+  const page = pageRequest(services.config.masterKey, scope, query);
+  const rows = await fetch(environmentId, page);
+  return toPage(services.config.masterKey, scope, page, rows, (r) => ({ createdAt: r.createdAt, id: r.id }), present);
+}

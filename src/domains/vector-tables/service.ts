@@ -3,12 +3,12 @@ import type { KeyActor } from "../../shared/actor.ts";
 import { requireWriteAccess } from "../../shared/authz.ts";
 import { AppError, notFound, validationError, type ErrorDetail } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
-import { pageRequest, toPage, type Page, type PageQuery } from "../../shared/pagination.ts";
+import type { Page, PageQuery } from "../../shared/pagination.ts";
 import { isUniqueViolation } from "../../db/executor.ts";
 import { connectionOf } from "../connections/service.ts";
 import type { ConnectionRow } from "../connections/repo.ts";
 import { providerRowOf } from "../embedding-providers/service.ts";
-import { resolveEnvironment } from "../environments/service.ts";
+import { listNarrowedByEnvironment, resolveEnvironment } from "../environments/service.ts";
 import { registerEnvironmentUsageCheck } from "../environments/usage.ts";
 import { registerConnectionUsageCheck } from "../connections/usage.ts";
 import { registerProviderUsageCheck } from "../embedding-providers/usage.ts";
@@ -147,12 +147,7 @@ export function storeSpec(dimensions: number, columns: ColumnConfig[], numericPk
 
 /** GET /v1/vector-tables: oldest first; `X-Environment-Id`, when sent, narrows (CONTRACT 5). */
 export async function listVectorTables(services: Services, actor: KeyActor, query: PageQuery, environmentHeader: string | null | undefined): Promise<Page<VectorTable>> {
-  const environmentId = environmentHeader?.trim() ? (await resolveEnvironment(services, actor, environmentHeader)).id : null;
-  // The cursor is bound to the narrowing too: a cursor of one environment's list is refused by another's.
-  const scope = `vector-tables:${actor.orgId}:${environmentId ?? "*"}`;
-  const page = pageRequest(services.config.masterKey, scope, query);
-  const rows = await pageVectorTables(services.database.db, actor.orgId, environmentId, page);
-  return toPage(services.config.masterKey, scope, page, rows, (r) => ({ createdAt: r.createdAt, id: r.id }), presentVectorTable);
+  return listNarrowedByEnvironment(services, actor, "vector-tables", query, environmentHeader, (environmentId, page) => pageVectorTables(services.database.db, actor.orgId, environmentId, page), presentVectorTable);
 }
 
 export async function getVectorTable(services: Services, actor: KeyActor, id: string): Promise<VectorTable> {
