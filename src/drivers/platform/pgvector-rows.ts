@@ -1,0 +1,104 @@
+// Row values between our types and Postgres text: metadata validated and typed like the managed
+// store (rows.ts bindMetadata), vectors as pgvector's `[x,y,…]` text. Every parameter is sent as
+// text (or null) and cast in SQL, so no client-side type inference is involved.
+import { VectorStoreError, type GenerationSpec, type Metadata, type MetadataValue } from "../vector-store/index.ts";
+import { scalarText } from "./filters-pg.ts";
+
+export type Param = string | null;
+
+/** The metadata columns of one row, in spec order, as text parameters. */
+export function metadataParams(spec: GenerationSpec, metadata: Metadata, pk: string): Param[] {
+  const known = new Set(spec.metadata.map((c) => c.name));
+  for (const key of Object.keys(metadata)) {
+    if (!known.has(key)) throw new VectorStoreError("invalid_row", `row ${pk}: unknown metadata column "${key}"`);
+  }
+  return spec.metadata.map((c) => {
+    const v = metadata[c.name] ?? null;
+    if (v === null) return null;
+    const bad = () => new VectorStoreError("invalid_row", `row ${pk}: metadata "${c.name}" must be ${c.type}, got ${JSON.stringify(v)}`);
+    switch (c.type) {
+      case "keyword":
+        if (typeof v !== "string") throw bad();
+        if (v.includes("\u0000")) throw new VectorStoreError("invalid_row", `row ${pk}: metadata "${c.name}" holds a NUL character`);
+        return v;
+      case "integer":
+        if (typeof v !== "number" || !Number.isSafeInteger(v)) throw bad();
+        return scalarText(v);
+      case "float":
+        if (typeof v !== "number") throw bad();
+        return Number.isNaN(v) ? null : scalarText(v); // NaN is stored as null, as in the managed store
+      case "boolean":
+        if (typeof v !== "boolean") throw bad();
+        return scalarText(v);
+    }
+  });
+}
+
+/** A metadata value read back (postgres.js already parses bigint, float8 and bool; be sure). */
+export function readValue(type: string, raw: unknown): MetadataValue {
+  if (raw === null || raw === undefined) return null;
+  if (type === "boolean") return raw === true || raw === "t" || raw === "true";
+  if (type === "keyword") return String(raw);
+  return Number(raw);
+}
+
+export function vectorText(vector: Float32Array, dimensions: number, pk: string): string {
+  if (vector.length !== dimensions) {
+    throw new VectorStoreError("invalid_row", `row ${pk}: vector has ${vector.length} dimensions, table has ${dimensions}`);
+  }
+  let norm = 0;
+  for (const x of vector) {
+    if (!Number.isFinite(x)) throw new VectorStoreError("invalid_row", `row ${pk}: vector holds a non-finite value`);
+    norm += x * x;
+  }
+  if (norm === 0) throw new VectorStoreError("invalid_row", `row ${pk}: a zero vector has no cosine similarity`);
+  // A float32 widened to a double prints exactly, and pgvector reads it back to the same float32.
+  return `[${Array.from(vector).join(",")}]`;
+}
+
+export function parseVectorText(text: string): Float32Array {
+  const inner = text.trim().slice(1, -1);
+  return inner === "" ? new Float32Array(0) : Float32Array.from(inner.split(","), Number);
+}
+
+/** Postgres text cannot hold NUL; say so as a row problem rather than a driver failure. */
+export function assertText(value: string, what: string, pk: string): string {
+  if (value.includes("\u0000")) throw new VectorStoreError("invalid_row", `row ${pk}: ${what} holds a NUL character`);
+  return value;
+}
+
+/** The last entry per key wins, as it would applying the list in order. */
+export function lastPerKey<T extends { pk: string }>(items: T[]): T[] {
+  const byPk = new Map<string, T>();
+  for (const item of items) {
+    byPk.delete(item.pk);
+    byPk.set(item.pk, item);
+  }
+  return [...byPk.values()];
+}
+
+/** Rows per multi-row statement, keeping bound parameters far below Postgres's 65,535. */
+export function rowsPerStatement(paramsPerRow: number): number {
+  return Math.max(1, Math.min(500, Math.floor(30_000 / paramsPerRow)));
+}
+
+const INTEGER = /^-?\d+$/;
+
+/** Ties in score are broken by pk: numerically for numeric keys (BigInt when integral), else by code point. */
+export function comparePk(numeric: boolean): (a: string, b: string) => number {
+  const byCodePoint = (a: string, b: string) => {
+    const x = Buffer.from(a);
+    const y = Buffer.from(b);
+    return Buffer.compare(x, y);
+  };
+  if (!numeric) return byCodePoint;
+  return (a, b) => {
+    if (INTEGER.test(a) && INTEGER.test(b)) {
+      const x = BigInt(a);
+      const y = BigInt(b);
+      return x < y ? -1 : x > y ? 1 : 0;
+    }
+    const diff = Number(a) - Number(b);
+    return diff !== 0 && !Number.isNaN(diff) ? Math.sign(diff) : byCodePoint(a, b);
+  };
+}
