@@ -3,7 +3,7 @@
 // written; only then is the position stored on the table and acknowledged to the source, so a
 // crash replays at most the batch in flight. A lost feed falls back to a full hash pass.
 import type { Services } from "../../services.ts";
-import { CdcFeedLostError, type ChangeBatch, type ChangeStream } from "../../drivers/sources/types.ts";
+import { CdcFeedLostError, keyText, type ChangeBatch, type ChangeStream } from "../../drivers/sources/types.ts";
 import type { VectorTableRow } from "../vector-tables/tables.ts";
 import { prepareRows, UNHASHED } from "./apply.ts";
 import { BudgetExceededError, vectorAllowance } from "./budget.ts";
@@ -15,6 +15,45 @@ import { markError, noteError, updateTable } from "./status.ts";
 /** Statuses in which a consumer keeps applying changes (a re-backfill builds beside the live generation). */
 const CONSUMING = new Set(["synced", "error", "pending_rebackfill"]);
 const MAX_BACKOFF_MS = 30_000;
+/** Keys merged into one apply at most: one embed call's worth, one store write. */
+const MAX_COALESCED_KEYS = 2048;
+
+const PENDING = Symbol("pending");
+
+/** The result if it is ready once the microtasks queued now have run (a queued batch is), else PENDING. */
+const ifReady = <T>(p: Promise<T>) => Promise.race([p, new Promise<typeof PENDING>((resolve) => setImmediate(() => resolve(PENDING)))]);
+
+/**
+ * The stream's batches, with every batch already waiting merged into the one before it: under a
+ * steady flow of small transactions one apply (fetch, embed, write, checkpoint) covers many of
+ * them instead of paying its fixed cost per transaction. The next batch is always requested
+ * while the current one applies. Checkpoints only grow, so the merged batch's is its last one's.
+ */
+export async function* coalesced(stream: AsyncIterable<ChangeBatch>, maxKeys = MAX_COALESCED_KEYS): AsyncGenerator<ChangeBatch> {
+  const it = stream[Symbol.asyncIterator]();
+  const request = () => {
+    const p = it.next();
+    p.catch(() => {}); // observed when awaited; a session that ends early must not leave it unhandled
+    return p;
+  };
+  let ahead = request();
+  for (;;) {
+    const first = await ahead;
+    if (first.done) return;
+    ahead = request();
+    const keys = new Map(first.value.keys.map((k) => [keyText(k), k]));
+    const merged: ChangeBatch = { ...first.value };
+    while (!merged.allRowsChanged && keys.size < maxKeys) {
+      const next = await ifReady(ahead);
+      if (next === PENDING || next.done) break;
+      ahead = request();
+      for (const k of next.value.keys) keys.set(keyText(k), k);
+      merged.checkpoint = next.value.checkpoint;
+      merged.allRowsChanged = next.value.allRowsChanged;
+    }
+    yield { ...merged, keys: [...keys.values()] };
+  }
+}
 
 export const consumerWanted = (t: VectorTableRow) => t.mode === "managed" && t.syncMode === "cdc" && t.cdcCheckpoint !== null && CONSUMING.has(t.syncStatus);
 
@@ -87,7 +126,7 @@ class ConsumerLoop {
     try {
       job = await openJob(this.services, table);
       this.stream = await job.source.changes(cdcTarget(table), table.cdcCheckpoint!);
-      for await (const batch of this.stream) {
+      for await (const batch of coalesced(this.stream)) {
         if (this.stopping) return "stop";
         const current = await loadTable(this.services, this.tableId);
         if (!current || !consumerWanted(current) || current.configVersion !== table.configVersion) return "again";

@@ -1,0 +1,260 @@
+// `bun run bench pipeline [--rows N]`: the whole job end to end on the real service process, over
+// its REST API, against a throwaway Postgres database of N rows (default 1,000,000) and the fake
+// emb_a provider (test/fakes/embeddings/server.ts) with no latency and no rate limit, asked for
+// text-embedding-3-small reduced to 256 dimensions. The fake rather than `local`: the fake is what
+// "zero-latency provider" means — the real HTTP driver path (batching, requests in flight, JSON
+// decoding) with no model cost, so the figures are the pipeline's own, and it counts every call.
+//   1. backfill of a batch table: rows/s until synced, the service's peak RSS, and the ratio to
+//      the source's own `COPY (SELECT …) TO STDOUT` of the same columns measured in this run;
+//   2. incremental batch sync: 1 % of rows' text updated while the table is paused, then resume
+//      and time the one pass that follows; the fake must have received exactly the changed rows;
+//   3. cdc: a second table (N/10 rows, at most 100,000) with sync_mode cdc under 500 changes/s for
+//      20 s: commit-to-queryable latency p50/p99 (defined in lib/pipeline-cdc.ts).
+// Bounded: every wait has a deadline and the run stops at ~20 minutes. The database, the service
+// and its data dir are removed at the end, also on failure or Ctrl-C.
+// Uses VECSYNC_BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/postgres).
+import postgres from "postgres";
+import { Database } from "bun:sqlite";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startFakeEmbeddings, type FakeEmbeddings } from "../../test/fakes/embeddings/server.ts";
+import { progress, table } from "./lib/measure.ts";
+import { runCdcLoad, type CdcResult } from "./lib/pipeline-cdc.ts";
+import { Api, mb, procStatusKb, RssSampler, signUp, startService, waitIdle, type Service } from "./lib/pipeline-service.ts";
+
+const ADMIN_URL = process.env.VECSYNC_BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const rowsArg = process.argv.indexOf("--rows");
+const ROWS = rowsArg > 0 ? Number(process.argv[rowsArg + 1]) : 1_000_000;
+const CDC_LOAD = { changesPerSec: 500, rowsPerTxn: 10, durationMs: 20_000, drainMs: 30_000 };
+/** N/10 rows, at most 100,000, and never fewer than the load rewrites (each change a distinct row). */
+const CDC_ROWS = Math.min(100_000, Math.max(Math.ceil((CDC_LOAD.changesPerSec * CDC_LOAD.durationMs * 1.2) / 1000), Math.ceil(ROWS / 10)));
+const SYNC_INTERVAL_SEC = 10;
+const RUN_LIMIT_MS = 20 * 60_000;
+const MODEL = "text-embedding-3-small";
+const DIMS = 256;
+
+const startedAt = Date.now();
+const remaining = () => startedAt + RUN_LIMIT_MS - Date.now();
+const rate = (n: number, ms: number) => Math.round((n * 1000) / ms);
+const num = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString("en-US") : "n/a");
+
+const COLUMNS = [
+  { name: "title", role: "embedding", ordinal: 1, name_prefix: "Title: " },
+  { name: "body", role: "embedding", ordinal: 2 },
+  { name: "category", role: "metadata", filter_type: "keyword" },
+  { name: "price", role: "metadata", filter_type: "float" },
+];
+
+/** Rows of ~200 bytes: a short title, a ~140-byte body, 20 categories, a price. */
+async function createSource(sql: postgres.Sql, name: string, rows: number, extra = ""): Promise<void> {
+  await sql.unsafe(`CREATE TABLE ${name} (id bigint PRIMARY KEY, title text, body text, category text, price double precision${extra ? `, ${extra}` : ""});
+    INSERT INTO ${name} (id, title, body, category, price)
+    SELECT g, 'Item ' || g || ' ' || left(md5(g::text), 12), 'A description of item ' || g || ': ' || repeat(md5(g::text), 3),
+           'cat' || (g % 20), (g % 10000) / 100.0
+    FROM generate_series(1, ${rows}) g`);
+  await sql.unsafe(`VACUUM ANALYZE ${name}`);
+}
+
+/** A COPY to nowhere on a connection of its own (postgres.js can hang the next query on it). */
+async function copyBaseline(url: string, select: string): Promise<{ rows: number; ms: number }> {
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  await sql`SELECT 1`;
+  const t0 = performance.now();
+  const stream = await sql.unsafe(`COPY (${select}) TO STDOUT`).readable();
+  let rows = 0;
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) rows++;
+  }
+  const ms = performance.now() - t0;
+  await sql.end({ timeout: 0 });
+  return { rows, ms };
+}
+
+type TableView = { id: string; sync_status: string; synced_rows: number; total_rows: number };
+
+/** Polls the table until it is `synced` (or `error`, or the deadline); answers when it saw so. */
+async function waitSynced(api: Api, id: string, deadline: number, rss: RssSampler, pid: number, label: string): Promise<{ view: TableView; ms: number }> {
+  const t0 = performance.now();
+  let lastPrint = t0;
+  for (;;) {
+    const view = await api.call<TableView>("GET", `/v1/vector-tables/${id}`);
+    const now = performance.now();
+    if (view.sync_status === "synced" || view.sync_status === "error" || Date.now() > deadline) return { view, ms: now - t0 };
+    if (now - lastPrint > 10_000) {
+      lastPrint = now;
+      const secs = (now - t0) / 1000;
+      progress(`${label}: ${num(view.synced_rows)}/${num(view.total_rows)} rows, ${num(view.synced_rows / secs)} rows/s, RSS ${mb(procStatusKb(pid, "VmRSS"))} (peak so far ${mb(rss.phasePeakKb)})`);
+    }
+    await Bun.sleep(200);
+  }
+}
+
+/** The pass's own start and end as the service recorded them (its database, read-only). */
+function passTimes(dataDir: string, id: string): { started: string | null; finished: string | null } {
+  const db = new Database(join(dataDir, "vecsync.db"), { readonly: true });
+  try {
+    const row = db.query("SELECT last_sync_started_at AS started, last_sync_at AS finished FROM vector_tables WHERE id = ?").get(id) as { started: string | null; finished: string | null } | null;
+    return row ?? { started: null, finished: null };
+  } finally {
+    db.close();
+  }
+}
+
+const database = `vecsync_bench_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
+const sourceUrl = new URL(ADMIN_URL);
+sourceUrl.pathname = `/${database}`;
+const dataDir = mkdtempSync(join(tmpdir(), "vecsync-bench-pipeline-"));
+let sql: postgres.Sql | null = null;
+let fake: FakeEmbeddings | null = null;
+let service: Service | null = null;
+let rss: RssSampler | null = null;
+let cleaned: Promise<void> | null = null;
+
+/** Service first (it holds the replication slot), then slots, database, data dir. */
+function cleanup(): Promise<void> {
+  cleaned ??= (async () => {
+    rss?.stop();
+    if (service) {
+      await Promise.race([service.stop("SIGTERM"), Bun.sleep(5000)]);
+      await Promise.resolve(service[Symbol.asyncDispose]()).catch(() => {});
+    }
+    await fake?.stop().catch(() => {});
+    await sql?.end({ timeout: 0 }).catch(() => {});
+    const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
+    try {
+      await admin`SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = ${database} AND NOT active`.catch(() => {});
+      await admin.unsafe(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+      await admin`SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = ${database}`.catch(() => {});
+    } finally {
+      await admin.end({ timeout: 5 });
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  })();
+  return cleaned;
+}
+process.on("SIGINT", () => void cleanup().finally(() => process.exit(130)));
+
+const rowsOut: (string | number)[][] = [];
+const notes: string[] = [];
+try {
+  const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`CREATE DATABASE ${database}`);
+  await admin.end({ timeout: 5 });
+  sql = postgres(sourceUrl.toString(), { max: 4, onnotice: () => {} });
+  let t = performance.now();
+  await createSource(sql, "docs", ROWS);
+  await createSource(sql, "cdc_docs", CDC_ROWS, "rev integer");
+  progress(`source: docs ${num(ROWS)} rows + cdc_docs ${num(CDC_ROWS)} rows generated in ${Math.round(performance.now() - t)} ms`);
+
+  const copy = await copyBaseline(sourceUrl.toString(), "SELECT id, title, body, category, price FROM docs");
+  const copyRate = rate(copy.rows, copy.ms);
+  progress(`COPY baseline: ${num(copy.rows)} rows in ${Math.round(copy.ms)} ms = ${num(copyRate)} rows/s`);
+
+  fake = await startFakeEmbeddings("emb_a", { switches: { record: false } });
+  service = await startService({ VECSYNC_EMB_A_URL: fake.url, VECSYNC_SYNC_INTERVAL: String(SYNC_INTERVAL_SEC), VECSYNC_FREE_VECTOR_BUDGET: "100000000", VECSYNC_LOG_LEVEL: "warn" }, dataDir);
+  rss = new RssSampler(service.pid);
+  const idleKb = procStatusKb(service.pid, "VmRSS");
+  const { api } = await signUp(service);
+  const user = decodeURIComponent(sourceUrl.username) || "postgres";
+  const connection = await api.call("POST", "/v1/providers/db_relational/connections", {
+    name: "bench-source",
+    mode: "managed",
+    credentials: { host: sourceUrl.hostname, port: Number(sourceUrl.port || 5432), database, user, password: decodeURIComponent(sourceUrl.password) || "unused-trust-auth", ssl_mode: "disable" },
+  });
+  const envApi = api.withHeaders({ "x-environment-id": connection.environment_id });
+  const provider = await envApi.call("POST", "/v1/embedding-providers", { name: "fake-emb-a", provider: "emb_a", api_key: fake.apiKey });
+  const tableBody = (name: string, source: string, columns: object[], syncMode: string) => ({
+    name, connection_id: connection.id, embedding_provider_id: provider.id, source_table: source, primary_key_column: "id",
+    columns, embedding_model: MODEL, embedding_dimensions: DIMS, sync_mode: syncMode,
+  });
+  progress(`service pid ${service.pid} at ${service.url}, idle RSS ${mb(idleKb)}; signed in, organization, connection, provider made over REST`);
+
+  // 1. Backfill.
+  const batch = await envApi.call<TableView>("POST", "/v1/vector-tables", tableBody("bench-batch", "docs", COLUMNS, "batch"));
+  rss.resetPhase();
+  const before = { ...fake.counters };
+  await api.call("POST", `/v1/vector-tables/${batch.id}/backfill`);
+  const filled = await waitSynced(api, batch.id, Date.now() + remaining() - 5 * 60_000, rss, service.pid, "backfill");
+  // Paused at once so no sync pass starts before the incremental measurement (step 2).
+  if (filled.view.sync_status === "synced") await api.call("POST", `/v1/vector-tables/${batch.id}/sync/pause`);
+  const backfillRows = filled.view.sync_status === "synced" ? ROWS : filled.view.synced_rows;
+  const backfillRate = rate(backfillRows, filled.ms);
+  const calls = fake.counters.served - before.served;
+  const inputs = fake.counters.inputs - before.inputs;
+  rowsOut.push(
+    ["backfill", `${num(backfillRate)} rows/s (${num(backfillRows)} rows, ${(filled.ms / 1000).toFixed(1)} s, ${filled.view.sync_status})`, `COPY ${num(copyRate)} rows/s`, `${((backfillRate / copyRate) * 100).toFixed(2)} % of COPY (1/${Math.round(copyRate / backfillRate)})`],
+    ["  embedding calls", `${num(calls)} requests, ${num(inputs)} inputs (${(inputs / Math.max(1, calls)).toFixed(0)}/request)`, `${num(backfillRows)} rows`, `${(inputs / Math.max(1, backfillRows)).toFixed(3)} inputs/row`],
+    ["  service peak RSS", `${mb(rss.phasePeakKb)} (sampled VmRSS); VmHWM ${mb(procStatusKb(service.pid, "VmHWM"))}`, `idle ${mb(idleKb)}`, `+${mb(rss.phasePeakKb - idleKb)}`],
+  );
+  progress(`backfill: ${filled.view.sync_status} after ${(filled.ms / 1000).toFixed(1)} s: ${num(backfillRate)} rows/s, peak RSS ${mb(rss.phasePeakKb)}`);
+
+  // 2. Incremental batch sync of 1 % changed rows: one pass after resume.
+  if (filled.view.sync_status === "synced" && remaining() > 4 * 60_000) {
+    if (!(await waitIdle(service.pid))) notes.push("the service never went idle before the incremental update");
+    const { count: changed } = await sql`UPDATE docs SET body = body || ' (edited)' WHERE id % 100 = 0`;
+    await waitIdle(service.pid, 1000, 10_000);
+    const idleStatus = await api.call("GET", `/v1/vector-tables/${batch.id}/sync/status`);
+    const base = { ...fake.counters };
+    rss.resetPhase();
+    const resumedAt = Date.now();
+    await api.call("POST", `/v1/vector-tables/${batch.id}/sync/resume`);
+    let status = idleStatus;
+    const deadline = Date.now() + Math.min(remaining() - 3 * 60_000, 5 * 60_000);
+    while (status.last_sync_at === idleStatus.last_sync_at && Date.now() < deadline) {
+      await Bun.sleep(100);
+      status = await api.call("GET", `/v1/vector-tables/${batch.id}/sync/status`);
+    }
+    const seenAt = Date.now();
+    await api.call("POST", `/v1/vector-tables/${batch.id}/sync/pause`); // keeps 1M-row passes out of the cdc phase
+    const pass = passTimes(service.dataDir, batch.id);
+    const passMs = pass.started && pass.finished ? Date.parse(pass.finished) - Date.parse(pass.started) : NaN;
+    const passCalls = fake.counters.served - base.served;
+    const passInputs = fake.counters.inputs - base.inputs;
+    const exact = passInputs === changed ? "exact" : `MISMATCH (${passInputs} ≠ ${changed})`;
+    rowsOut.push(
+      ["batch pass, 1 % changed", `${(passMs / 1000).toFixed(2)} s pass (${num(rate(ROWS, passMs))} rows/s scanned)`, `backfill ${(filled.ms / 1000).toFixed(1)} s`, `${((passMs / filled.ms) * 100).toFixed(1)} % of backfill time`],
+      ["  resume → synced seen", `${((seenAt - resumedAt) / 1000).toFixed(2)} s (includes ≤ ${SYNC_INTERVAL_SEC} s wait for the tick)`, "", ""],
+      ["  embedding calls", `${num(passCalls)} requests, ${num(passInputs)} inputs`, `${num(changed)} rows changed`, exact],
+      ["  service peak RSS", `${mb(rss.phasePeakKb)}`, "", ""],
+    );
+    progress(`incremental: pass ${(passMs / 1000).toFixed(2)} s, ${passInputs} inputs for ${changed} changed rows (${exact})`);
+    await waitIdle(service.pid, 1000, 60_000);
+  } else {
+    notes.push(`incremental batch sync skipped: the backfill ended ${filled.view.sync_status} (time cap); the table was deleted to stop it`);
+    await api.call("DELETE", `/v1/vector-tables/${batch.id}`);
+    await waitIdle(service.pid, 1000, 60_000);
+  }
+
+  // 3. CDC.
+  if (remaining() > 2 * 60_000) {
+    const cdcColumns = [...COLUMNS, { name: "rev", role: "metadata", filter_type: "integer" }];
+    const cdc = await envApi.call<TableView>("POST", "/v1/vector-tables", tableBody("bench-cdc", "cdc_docs", cdcColumns, "cdc"));
+    await api.call("POST", `/v1/vector-tables/${cdc.id}/backfill`);
+    const cdcFilled = await waitSynced(api, cdc.id, Date.now() + remaining() - 90_000, rss, service.pid, "cdc backfill");
+    progress(`cdc table backfilled: ${cdcFilled.view.sync_status} in ${(cdcFilled.ms / 1000).toFixed(1)} s (${num(rate(CDC_ROWS, cdcFilled.ms))} rows/s)`);
+    if (cdcFilled.view.sync_status === "synced") {
+      await Bun.sleep(2000); // the consumer starts on the next second's tick
+      const base = { ...fake.counters };
+      rss.resetPhase();
+      progress(`cdc load: ${CDC_LOAD.changesPerSec} changes/s as ${CDC_LOAD.changesPerSec / CDC_LOAD.rowsPerTxn} txn/s of ${CDC_LOAD.rowsPerTxn} rows for ${CDC_LOAD.durationMs / 1000} s`);
+      const r: CdcResult = await runCdcLoad(sql, api, cdc.id, CDC_ROWS, CDC_LOAD);
+      const cdcInputs = fake.counters.inputs - base.inputs;
+      rowsOut.push(
+        ["cdc commit → queryable", `p50 ${num(r.p50)} ms, p90 ${num(r.p90)} ms, p99 ${num(r.p99)} ms, max ${num(r.max)} ms`, `probe round trip ${r.probePeriodMs.toFixed(1)} ms`, `${r.seen}/${r.txns} txns seen`],
+        ["  load", `${num(r.sustainedPerSec)} changes/s sustained (${num(r.rows)} rows in ${r.txns} txns)`, `target ${CDC_LOAD.changesPerSec}/s`, ""],
+        ["  embedding inputs", `${num(cdcInputs)} inputs`, `${num(r.rows)} rows changed`, `${(cdcInputs / Math.max(1, r.rows)).toFixed(2)} inputs/change`],
+        ["  sync/status seen", `max rows_pending ${r.maxRowsPending}, max staleness_secs ${r.maxStalenessSecs}`, "", ""],
+        ["  service peak RSS", `${mb(rss.phasePeakKb)}`, "", ""],
+      );
+      if (r.seen < r.txns) notes.push(`${r.txns - r.seen} cdc transactions were not queryable within ${CDC_LOAD.drainMs / 1000} s after the load ended`);
+    } else notes.push(`cdc phase skipped: the cdc table ended ${cdcFilled.view.sync_status}`);
+  } else notes.push("cdc phase skipped: out of time");
+
+  console.log(`\npipeline bench: ${num(ROWS)} rows (cdc table ${num(CDC_ROWS)}), fake emb_a ${MODEL}@${DIMS} with no latency, VECSYNC_SYNC_INTERVAL=${SYNC_INTERVAL_SEC}, run ${((Date.now() - startedAt) / 1000).toFixed(0)} s`);
+  console.log(table(["phase", "figure", "baseline (same run)", "ratio"], rowsOut));
+  console.log(`service VmHWM over the whole run: ${mb(procStatusKb(service.pid, "VmHWM"))}`);
+  for (const n of notes) console.log(`note: ${n}`);
+} finally {
+  await cleanup();
+}
