@@ -131,6 +131,8 @@ class ConsumerLoop {
         const current = await loadTable(this.services, this.tableId);
         if (!current || !consumerWanted(current) || current.configVersion !== table.configVersion) return "again";
         pending = batch;
+        // sync/status shows the real backlog while it is applied (SPEC 2.12, CONTRACT 6).
+        await updateTable(this.services.database.db, this.services, table.id, { rowsPending: batch.keys.length, oldestPendingChangeAt: batch.committedAt.toISOString() });
         await applyBatch(job, batch);
         await updateTable(this.services.database.db, this.services, table.id, { cdcCheckpoint: batch.checkpoint, oldestPendingChangeAt: null, rowsPending: 0, lastSyncAt: this.services.clock.now().toISOString() });
         await this.stream.ack(batch.checkpoint);
