@@ -1,10 +1,13 @@
 // The single binary (issue: one binary): built fresh by the real build script, copied alone into
 // an empty directory, run with a clean environment and an empty native cache. Every native engine
 // must load from what the binary carries, and the service must serve, migrate and stop cleanly.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { chmodSync, copyFileSync, mkdirSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { BUN, ROOT, startProcess, tempDir } from "../harness.ts";
+
+// Starts processes or databases: slower than bun's 5 s default on a loaded 2-core machine.
+setDefaultTimeout(30_000);
 
 const ENGINES = ["libsql", "usearch", "sqlite-vec", "duckdb"];
 const BUILD_TIMEOUT_MS = 180_000;

@@ -1,11 +1,14 @@
 // `bun run demo` end to end, as a newcomer runs it but without a terminal (stdout piped): it must
 // exit 0, print every milestone, print curl commands that hold no secret, and leave nothing behind.
-import { describe, expect, test } from "bun:test";
+import { describe, expect, test, setDefaultTimeout } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import postgres from "postgres";
 import { curlCommand, shellVar } from "../../src/demo/client.ts";
 import { BUN, PG_ADMIN_URL, ROOT } from "../harness.ts";
+
+// Starts processes or databases: slower than bun's 5 s default on a loaded 2-core machine.
+setDefaultTimeout(30_000);
 
 const DEMO_TIMEOUT_MS = 60_000;
 

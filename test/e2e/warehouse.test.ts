@@ -2,11 +2,14 @@
 // service reaches through snowflake-sdk: create → backfill → synced → queries exact against a
 // brute-force expectation → a change picked up by batch sync → delete. The test keeps the source
 // rows itself (the fake's admin API runs scripts and returns nothing) and mirrors every change.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import type { RunningProcess } from "../harness.ts";
 import { startFakeWarehouse, type FakeWarehouse } from "../fakes/warehouse/server.ts";
 import { eventuallyExact, eventuallyStatus, must, probe, signUp, startService, type Api, type Column, type Config, type Probe, type Row } from "./helpers.ts";
 import { seedRows } from "./source.ts";
+
+// Starts processes or databases: slower than bun's 5 s default on a loaded 2-core machine.
+setDefaultTimeout(30_000);
 
 const COLUMNS: Column[] = [
   { name: "TITLE", role: "embedding", ordinal: 1, name_prefix: "Title: " },

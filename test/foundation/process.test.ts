@@ -1,9 +1,12 @@
 // The real process, as CONTRACT 1 says it starts and stops.
-import { describe, expect, test } from "bun:test";
+import { describe, expect, test, setDefaultTimeout } from "bun:test";
 import { statSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { BUN, ROOT, startProcess, tempDir } from "../harness.ts";
 import { json } from "../helpers/http.ts";
+
+// Starts processes or databases: slower than bun's 5 s default on a loaded 2-core machine.
+setDefaultTimeout(30_000);
 
 const run = (args: string[], env: Record<string, string> = {}) => {
   const out = Bun.spawnSync([BUN, join(ROOT, "src/main.ts"), ...args], { cwd: ROOT, env: { ...process.env, VECSYNC_LOG_LEVEL: "silent", ...env } });

@@ -1,9 +1,12 @@
 // tRPC through the typed client over HTTP, and the OpenAPI document and docs page.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { TRPCClientError } from "@trpc/client";
 import { createVecsyncClient } from "../../rpc/client.ts";
 import { startProcess, type RunningProcess } from "../harness.ts";
 import { json } from "../helpers/http.ts";
+
+// Starts processes or databases: slower than bun's 5 s default on a loaded 2-core machine.
+setDefaultTimeout(30_000);
 
 let svc: RunningProcess;
 beforeAll(async () => {

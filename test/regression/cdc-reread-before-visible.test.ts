@@ -4,11 +4,14 @@
 // that moment saw the OLD row, stored it and acknowledged the change: lost until the next hash
 // pass, with staleness reported as 0. The feed now hands a batch out only once a fresh snapshot
 // sees its transaction. Here: many single-row commits, each re-read the instant its batch arrives.
-import { describe, expect, test } from "bun:test";
+import { describe, expect, test, setDefaultTimeout } from "bun:test";
 import { createPostgresSource } from "../../src/drivers/sources/postgres.ts";
 import { parseSnapshot, sees, widen } from "../../src/drivers/sources/postgres-visibility.ts";
 import type { ChangeBatch, ChangeStream } from "../../src/drivers/sources/types.ts";
 import { PG_ADMIN_URL, throwawayPostgres } from "../harness.ts";
+
+// Starts processes or databases: slower than bun's 5 s default on a loaded 2-core machine.
+setDefaultTimeout(30_000);
 
 async function nextBatch(stream: ChangeStream): Promise<ChangeBatch> {
   const timeout = Bun.sleep(5_000).then(() => Promise.reject(new Error("no change batch within 5 s")));

@@ -1,7 +1,7 @@
 // CONTRACT 8: a task whose process died is claimed again and resumes from its checkpoint, never
 // from zero; `attempts` counts both runs. On the same host the dead pid is recognised, so the
 // restarted worker does not wait for the lease to run out.
-import { describe, expect, test } from "bun:test";
+import { describe, expect, test, setDefaultTimeout } from "bun:test";
 import { join } from "node:path";
 import { TaskCatalog } from "../../src/scheduler/catalog.ts";
 import { enqueue } from "../../src/scheduler/enqueue.ts";
@@ -9,6 +9,9 @@ import type { TaskProgress } from "../../src/scheduler/types.ts";
 import { BUN, eventually } from "../harness.ts";
 import { CRASH_ROWS_DDL, registerCheckpointing } from "./fixtures/checkpointing-handler.ts";
 import { queueWorld, runnerFor, taskRow } from "./helpers.ts";
+
+// Starts processes or databases: slower than bun's 5 s default on a loaded 2-core machine.
+setDefaultTimeout(30_000);
 
 const LEASE_MS = 20_000; // long, to show the restart does not wait for it
 const ROWS = 30;

@@ -1,12 +1,15 @@
 // Real e-mail delivery end to end: the service (a real process) talks SMTP to an smtp-server
 // listening on loopback, and the code in the received message signs the user in.
-import { describe, expect, test } from "bun:test";
+import { describe, expect, test, setDefaultTimeout } from "bun:test";
 import type { AddressInfo } from "node:net";
 import { Writable } from "node:stream";
 import { SMTPServer } from "smtp-server";
 import { createLogger } from "../../../src/shared/log.ts";
 import { createTestApp, eventually, startProcess } from "../../harness.ts";
 import { codeIn, type TokenSetBody } from "./helpers.ts";
+
+// Starts processes or databases: slower than bun's 5 s default on a loaded 2-core machine.
+setDefaultTimeout(30_000);
 
 type Received = { from: string; to: string[]; user: string | undefined; raw: string };
 

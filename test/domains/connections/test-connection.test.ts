@@ -1,13 +1,16 @@
 // POST /v1/connections/{id}/test against the real PostgreSQL on the machine (a throwaway database).
 // pg_hba here trusts 127.0.0.1, so a wrong password is accepted: failures are made with a closed
 // port, a missing database and a missing role instead.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { createServer } from "node:net";
 import { FakeClock } from "../../../src/shared/clock.ts";
 import { createTestApp, PG_ADMIN_URL, throwawayPostgres, type TestApp, type ThrowawayDatabase } from "../../harness.ts";
 import { newOrganization, readOnlyKey, json, type TestOrg } from "../../helpers/organizations.ts";
 import { newConnection, relationalCredentials, SECRET_PASSWORD, warehouseCredentials } from "./helpers.ts";
 import { startFakeWarehouse } from "../../fakes/warehouse/server.ts";
+
+// Starts processes or databases: slower than bun's 5 s default on a loaded 2-core machine.
+setDefaultTimeout(30_000);
 
 const clock = new FakeClock(new Date("2030-02-01T00:00:00Z"));
 let app: TestApp;

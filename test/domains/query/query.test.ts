@@ -2,13 +2,16 @@
 // what a backfill writes (seeded through render.ts and the local provider), checked against a
 // brute-force expectation: ids, order (ties by primary key, numerically), scores, every filter
 // operator, $or, shorthand, min score, limit.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { providerForEmbedding } from "../../../src/domains/embedding-providers/embedding.ts";
 import { renderMetadata, renderText } from "../../../src/domains/vector-tables/render.ts";
 import type { SourceValue } from "../../../src/drivers/sources/types.ts";
 import { createTestApp, throwawayPostgres, type TestApp, type ThrowawayDatabase } from "../../harness.ts";
 import { json, newOrganization, readOnlyKey, type Bearer, type TestOrg } from "../../helpers/organizations.ts";
 import { createSourceTables, DOC_COLUMNS, docRows, localProvider, newTable, seedCollection, sourceConnection, tableBody, type DocRow } from "../vector-tables/helpers.ts";
+
+// Starts processes or databases: slower than bun's 5 s default on a loaded 2-core machine.
+setDefaultTimeout(30_000);
 
 let app: TestApp;
 let pg: ThrowawayDatabase;

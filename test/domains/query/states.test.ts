@@ -1,12 +1,15 @@
 // Which table states answer queries (CONTRACT 7), and what a failing provider does to a query:
 // the fake emb_a server records the wire request (a query embedding, the served model) and
 // refuses a wrong key (502 provider_error without the key in the answer).
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { createTestApp, throwawayPostgres, type TestApp, type ThrowawayDatabase } from "../../harness.ts";
 import { json, newOrganization, type TestOrg } from "../../helpers/organizations.ts";
 import { startFakeEmbeddings, type FakeEmbeddings } from "../../fakes/embeddings/server.ts";
 import { createSourceTables, docRows, localProvider, newTable, seedCollection, setTableState, sourceConnection, tableBody, type Fixture } from "../vector-tables/helpers.ts";
 import type { SyncStatus } from "../../../src/domains/vector-tables/tables.ts";
+
+// Starts processes or databases: slower than bun's 5 s default on a loaded 2-core machine.
+setDefaultTimeout(30_000);
 
 let app: TestApp;
 let pg: ThrowawayDatabase;

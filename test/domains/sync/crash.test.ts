@@ -1,7 +1,7 @@
 // SIGKILL during a backfill: a real child process, killed at a random point after at least one
 // page, restarted on the same data dir; the backfill finishes and the collection equals the
 // source exactly. Rows embedded twice are counted from the fake provider's inputs.
-import { describe, expect, test } from "bun:test";
+import { describe, expect, test, setDefaultTimeout } from "bun:test";
 import { rmSync } from "node:fs";
 import { eventually, startProcess } from "../../harness.ts";
 import { openDatabase } from "../../../src/db/client.ts";
@@ -9,6 +9,9 @@ import { openVectorStore } from "../../../src/services.ts";
 import { createLogger } from "../../../src/shared/log.ts";
 import { PAGE_SIZE } from "../../../src/domains/sync/pages.ts";
 import { createWorld, enqueueFill, expectedSet, newVectorTable, sortedEntries, storedSet, tableRow } from "./world.ts";
+
+// Starts processes or databases: slower than bun's 5 s default on a loaded 2-core machine.
+setDefaultTimeout(30_000);
 
 const ROWS = 3000;
 

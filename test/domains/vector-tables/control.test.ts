@@ -1,11 +1,14 @@
 // POST …/backfill (one winner among simultaneous requests), GET …/sync/status, POST
 // …/sync/pause and …/sync/resume (SPEC 3.1, 4.7-4.8, CONTRACT 6). No worker runs here: the
 // queued task stays pending, as the engine's own tests take it from there.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { FakeClock } from "../../../src/shared/clock.ts";
 import { createTestApp, throwawayPostgres, type TestApp, type ThrowawayDatabase } from "../../harness.ts";
 import { json, newOrganization, readOnlyKey, type Bearer, type TestOrg } from "../../helpers/organizations.ts";
 import { activeTasksOf, createSourceTables, localProvider, newTable, setTableState, sourceConnection, tableBody, type Fixture } from "./helpers.ts";
+
+// Starts processes or databases: slower than bun's 5 s default on a loaded 2-core machine.
+setDefaultTimeout(30_000);
 
 const clock = new FakeClock(new Date("2030-05-01T12:00:00Z"));
 let app: TestApp;

@@ -1,10 +1,13 @@
 // POST /v1/vector-tables against a real Postgres source (a throwaway database) and the `local`
 // embedding provider: the answer, the validation rules (SPEC 2.9, CONTRACT 5-6), the collection.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { FakeClock } from "../../../src/shared/clock.ts";
 import { createTestApp, throwawayPostgres, type TestApp, type ThrowawayDatabase } from "../../harness.ts";
 import { json, newOrganization, readOnlyKey, type TestOrg } from "../../helpers/organizations.ts";
 import { createSourceTables, createTable, DOC_COLUMNS, localProvider, newTable, sourceConnection, tableBody, type Fixture } from "./helpers.ts";
+
+// Starts processes or databases: slower than bun's 5 s default on a loaded 2-core machine.
+setDefaultTimeout(30_000);
 
 const clock = new FakeClock(new Date("2030-03-01T00:00:00Z"));
 let app: TestApp;

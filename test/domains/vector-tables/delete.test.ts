@@ -1,10 +1,13 @@
 // DELETE /v1/vector-tables/{id} (record, collection, tasks), the in_use guards it lifts from its
 // environment, connection and provider, and organization deletion's clean-up of vector tables.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { deleteOrganizationData } from "../../../src/domains/organizations/deletion.ts";
 import { createTestApp, throwawayPostgres, type TestApp, type ThrowawayDatabase } from "../../harness.ts";
 import { json, newOrganization, readOnlyKey, type TestOrg } from "../../helpers/organizations.ts";
 import { createSourceTables, docRows, localProvider, newTable, seedCollection, sourceConnection, tableBody, tasksOf, type Fixture } from "./helpers.ts";
+
+// Starts processes or databases: slower than bun's 5 s default on a loaded 2-core machine.
+setDefaultTimeout(30_000);
 
 let app: TestApp;
 let pg: ThrowawayDatabase;

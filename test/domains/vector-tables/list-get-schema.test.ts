@@ -1,9 +1,12 @@
 // GET /v1/vector-tables (cursor envelope, X-Environment-Id narrows), GET one, GET …/schema (the
 // source table read live: names, Postgres type spellings, the key not nullable).
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { createTestApp, throwawayPostgres, type TestApp, type ThrowawayDatabase } from "../../harness.ts";
 import { json, newOrganization, readOnlyKey, type TestOrg } from "../../helpers/organizations.ts";
 import { createSourceTables, localProvider, newTable, sourceConnection, tableBody, type Fixture } from "./helpers.ts";
+
+// Starts processes or databases: slower than bun's 5 s default on a loaded 2-core machine.
+setDefaultTimeout(30_000);
 
 let app: TestApp;
 let pg: ThrowawayDatabase;

@@ -1,6 +1,6 @@
 // PUT /v1/vector-tables/{id}: renames change nothing else; a change of columns, model or
 // dimensions sets pending_rebackfill, bumps config_version and queues exactly one rebackfill.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { FakeClock } from "../../../src/shared/clock.ts";
 import { createTestApp, throwawayPostgres, type TestApp, type ThrowawayDatabase } from "../../harness.ts";
 import { json, newOrganization, readOnlyKey, type TestOrg } from "../../helpers/organizations.ts";
@@ -9,6 +9,9 @@ import { vectorTables } from "../../../src/domains/vector-tables/tables.ts";
 import { eq } from "drizzle-orm";
 import { tasks } from "../../../src/scheduler/tables.ts";
 import { enqueueMissingRebackfills } from "../../../src/domains/vector-tables/rebackfill-sweep.ts";
+
+// Starts processes or databases: slower than bun's 5 s default on a loaded 2-core machine.
+setDefaultTimeout(30_000);
 
 const clock = new FakeClock(new Date("2030-04-01T00:00:00Z"));
 let app: TestApp;

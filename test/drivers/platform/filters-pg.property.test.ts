@@ -1,13 +1,16 @@
 // Property: for any valid CONTRACT 7 filter and any rows (nulls included), the Postgres WHERE
 // compiled by filters-pg.ts selects exactly the rows the managed store's in-memory predicate
 // keeps, so platform and managed modes answer the same filters the same way.
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test, setDefaultTimeout } from "bun:test";
 import fc from "fast-check";
 import { compilePg, PG_TYPES } from "../../../src/drivers/platform/filters-pg.ts";
 import { metadataParams } from "../../../src/drivers/platform/pgvector-rows.ts";
 import { compilePredicate, parseFilter, type Metadata } from "../../../src/drivers/vector-store/index.ts";
 import { throwawayPostgres, type ThrowawayDatabase } from "../../harness.ts";
 import { SPEC } from "../vector-store/helpers.ts";
+
+// Starts processes or databases: slower than bun's 5 s default on a loaded 2-core machine.
+setDefaultTimeout(30_000);
 
 const cols = SPEC.metadata;
 let db: ThrowawayDatabase;

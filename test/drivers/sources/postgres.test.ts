@@ -2,7 +2,7 @@
 // database: the shared contract, then what only Postgres has (type spellings, a 200k-row scan,
 // the hash formula, a consumer killed before acknowledging, connection failures).
 // Skipped contract behaviours: none.
-import { describe, expect, test } from "bun:test";
+import { describe, expect, test, setDefaultTimeout } from "bun:test";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { createPostgresSource, POSTGRES_HASH_ALGORITHM } from "../../../src/drivers/sources/postgres.ts";
@@ -10,6 +10,9 @@ import { DriverError } from "../../../src/shared/errors.ts";
 import type { Key } from "../../../src/drivers/sources/types.ts";
 import { throwawayPostgres } from "../../harness.ts";
 import { sourceContract, type SourceWorld } from "./contract.ts";
+
+// Starts processes or databases: slower than bun's 5 s default on a loaded 2-core machine.
+setDefaultTimeout(30_000);
 
 const credentials = (database: string, over: Record<string, unknown> = {}) => ({ host: "127.0.0.1", port: 5432, database, user: "postgres", password: "", ...over });
 

@@ -9,13 +9,16 @@
 // - cdc-teardown-loses-feed: teardownCdc leaves change tracking on (a table property shared by
 //   every feed on the table, see warehouse.ts); a checkpoint stays usable until retention passes
 //   — the CdcFeedLostError path is tested below through retention and tracking turned off.
-import { describe, expect, test } from "bun:test";
+import { describe, expect, test, setDefaultTimeout } from "bun:test";
 import { generateKeyPairSync } from "node:crypto";
 import { createWarehouseSource, WarehouseSource, type WarehouseCredentials } from "../../../src/drivers/sources/warehouse.ts";
 import { CdcFeedLostError, type ChangeBatch, type ChangeStream } from "../../../src/drivers/sources/types.ts";
 import { DriverError } from "../../../src/shared/errors.ts";
 import { startFakeWarehouse, type FakeWarehouse, type FakeWarehouseOptions } from "../../fakes/warehouse/server.ts";
 import { sourceContract, type SourceWorld } from "./contract.ts";
+
+// Starts processes or databases: slower than bun's 5 s default on a loaded 2-core machine.
+setDefaultTimeout(30_000);
 
 const TYPES = { key: "NUMBER(38,0)", text: "VARCHAR", int: "INTEGER", bool: "BOOLEAN" };
 

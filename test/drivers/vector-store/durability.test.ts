@@ -1,9 +1,12 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, test, setDefaultTimeout } from "bun:test";
 import { cpSync, readdirSync, readFileSync, rmSync, truncateSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { VectorStore } from "../../../src/drivers/vector-store/index.ts";
 import { applyScript } from "./fixtures/script.ts";
 import { clusteredVectors, makeWorld, productRows, SPEC } from "./helpers.ts";
+
+// Starts processes or databases: slower than bun's 5 s default on a loaded 2-core machine.
+setDefaultTimeout(30_000);
 
 const queries = clusteredVectors(8, SPEC.dimensions, 7, 8);
 const FILTERS = [undefined, { category: "books" }, { category: "crashed" }, { stock: { gte: 10 } }];
