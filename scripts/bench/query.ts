@@ -147,7 +147,7 @@ console.log(table(
   }),
 ));
 console.log(`\nBuild: vecsync ${fmt(buildSeconds, 1)} s for ${N} upserts (libSQL rows + HNSW, ${THREADS} threads), checkpoint ${fmt(checkpointSeconds, 1)} s; raw usearch build ${fmt(rawBuildSeconds, 1)} s`);
-console.log(`Bytes per vector: vecsync memory ${fmt(stats.memoryBytes / N, 0)} (f32 mirror + metadata ${fmt((stats.memoryBytes - stats.indexBytes) / N, 0)}, HNSW ~${fmt(stats.indexBytes / N, 0)}), libSQL ${fmt(stats.sqlBytes / N, 0)}, index file ${fmt(indexFileBytes / N, 0)}; raw usearch file ${fmt(rawBytes, 0)}`);
+console.log(`Bytes per vector: vecsync memory ${fmt(stats.memoryBytes / N, 0)} (mirror: f32 unit vectors, metadata, pks, texts ${fmt((stats.memoryBytes - stats.indexBytes) / N, 0)}, HNSW ~${fmt(stats.indexBytes / N, 0)}), libSQL ${fmt(stats.sqlBytes / N, 0)}, index file ${fmt(indexFileBytes / N, 0)}; raw usearch file ${fmt(rawBytes, 0)}`);
 if (pgBuild) console.log(pgBuild);
 console.log(`pgvector baseline: ${pgNote}`);
 console.log(`Machine load (1/5/15-min averages): at start ${loadAtStart}; at the end ${loadavg().map((l) => l.toFixed(2)).join(", ")}`);

@@ -1,5 +1,5 @@
-// Exact top-k over a list of rids: gather their f32 vectors from the mirror (GATHER_ROWS at a
-// time) and let usearch's exactSearch score them (SIMD, ~8 GB/s on one thread). Results keep the
+// Exact top-k over a list of rids (ascending is fastest): gather their f32 vectors from the
+// mirror (GATHER_ROWS at a time, one slab at a time) and let usearch's exactSearch score them (SIMD, ~8 GB/s on one thread). Results keep the
 // whole group of rows tied with the last one kept, so ties can then be broken by primary key.
 // For the HNSW path's few dozen candidates, `rescore` computes the f32 cosine in JS straight
 // from the mirror instead: no copy and no native call (~10 µs for 30 × 384 against ~30 µs).
@@ -31,9 +31,9 @@ export function exactTopK(mirror: Mirror, query: Float32Array, rids: ArrayLike<n
   const all: Candidate[] = [];
   const dims = mirror.dims;
   if (want <= 0) return all;
-  for (let from = 0; from < rids.length; from += GATHER_ROWS) {
-    const count = Math.min(GATHER_ROWS, rids.length - from);
-    const data = mirror.gather(rids, from, count);
+  for (let from = 0; from < rids.length; ) {
+    const data = mirror.gather(rids, from, GATHER_ROWS);
+    const count = data.length / dims;
     // One more than wanted shows whether the tie group at the cut continues past it.
     let matches = searchChunk(data, query, dims, Math.min(count, want + 1));
     const d = matches.distances;
@@ -41,6 +41,7 @@ export function exactTopK(mirror: Mirror, query: Float32Array, rids: ArrayLike<n
     for (let i = 0; i < matches.keys.length; i++) {
       all.push({ rid: rids[from + Number(matches.keys[i]!)]!, distance: matches.distances[i]! });
     }
+    from += count;
   }
   return cutWithTies(all, want);
 }
@@ -51,13 +52,13 @@ export function exactTopK(mirror: Mirror, query: Float32Array, rids: ArrayLike<n
  */
 export function rescore(mirror: Mirror, query: Float32Array, rids: ArrayLike<number>): Candidate[] {
   const dims = mirror.dims;
-  const data = mirror.vectors;
   let qq = 0;
   for (let j = 0; j < dims; j++) qq += query[j]! * query[j]!;
   const out: Candidate[] = new Array(rids.length);
   for (let i = 0; i < rids.length; i++) {
     const rid = rids[i]!;
-    const base = (GATHER_ROWS + rid) * dims;
+    const data = mirror.slabOf(rid);
+    const base = mirror.offsetOf(rid);
     let dot = 0;
     let vv = 0;
     for (let j = 0; j < dims; j++) {

@@ -124,11 +124,14 @@ export class Generation implements GenerationRef {
     await this.checkpoint(client);
   }
 
-  /** (Re-)adds rids to the index from the mirror, in gather-sized batches. */
+  /** (Re-)adds rids to the index from the mirror, in gather-sized batches (ascending: one slab each). */
   private upsertIndex(rids: number[]): void {
-    for (let i = 0; i < rids.length; i += GATHER_ROWS) {
-      const batch = rids.slice(i, i + GATHER_ROWS);
-      this.hnsw.upsert(batch, this.mirror.gather(batch, 0, batch.length).slice());
+    const sorted = Float64Array.from(rids).sort();
+    for (let i = 0; i < sorted.length; ) {
+      const vectors = this.mirror.gather(sorted, i, GATHER_ROWS).slice();
+      const n = vectors.length / this.spec.dimensions;
+      this.hnsw.upsert(sorted.subarray(i, i + n), vectors);
+      i += n;
     }
   }
 

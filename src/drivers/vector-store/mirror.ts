@@ -6,15 +6,19 @@
 import type { ColumnAccess } from "./filters/index.ts";
 import type { GenerationSpec, Metadata, MetadataValue } from "./types.ts";
 
-/**
- * Rows gathered per exactSearch call. The gather area sits at the start of the vector buffer so
- * `copyWithin` can fill it without allocating, and so the view handed to usearch has byte offset
- * 0 (usearch's JS exactSearch ignores a view's offset). 2,048 rows × 384 dims × 4 B = 3 MiB.
- */
+/** Rows gathered per exactSearch call: 2,048 rows × 384 dims × 4 B = 3 MiB. */
 export const GATHER_ROWS = 2048;
 
-/** Floats in the largest Float32Array Bun/JSC allocates (a 4 GiB ArrayBuffer, measured). */
-const MAX_VECTOR_FLOATS = 2 ** 30 - 1024;
+/**
+ * Vectors live in slabs of SLAB_ROWS rids, each a Float32Array that starts with its own gather
+ * area (GATHER_ROWS rows, fewer while the slab is smaller): `copyWithin` fills it without allocating (4× faster than copying between arrays through
+ * subarray views), and the view handed to usearch has byte offset 0 (its JS exactSearch ignores
+ * a view's offset). One ArrayBuffer tops out at 4 GiB under Bun/JSC; a slab at 3,072 dims is
+ * 3.25 GB, so no collection size is bounded by it. Slabs grow ×1.5 up to full size.
+ */
+const SLAB_SHIFT = 18;
+const SLAB_ROWS = 1 << SLAB_SHIFT;
+const SLAB_MASK = SLAB_ROWS - 1;
 
 interface ColumnStore {
   get(rid: number): MetadataValue;
@@ -89,8 +93,10 @@ export function normalizeInPlace(data: Float32Array, from: number, dims: number)
 
 export class Mirror {
   readonly dims: number;
-  /** [GATHER_ROWS gather rows | one unit vector per rid]. Replaced (not resized) when it grows. */
-  vectors: Float32Array;
+  /** [GATHER_ROWS gather rows | one unit vector per rid of the slab], SLAB_ROWS rids per slab. */
+  private readonly slabs: Float32Array[] = [];
+  /** Rows in each slab's gather area: as many as the slab holds, up to GATHER_ROWS (small collections stay small). */
+  private readonly gatherRows: number[] = [];
   private live: Uint8Array;
   private capacity: number;
   private readonly columns: ColumnStore[];
@@ -109,7 +115,6 @@ export class Mirror {
   ) {
     this.dims = spec.dimensions;
     this.capacity = initialRows;
-    this.vectors = new Float32Array((GATHER_ROWS + initialRows) * this.dims);
     this.live = new Uint8Array(initialRows);
     this.columns = spec.metadata.map((c) =>
       c.type === "keyword" ? keywordColumn() : c.type === "boolean" ? booleanColumn(initialRows) : numberColumn(initialRows),
@@ -117,19 +122,50 @@ export class Mirror {
   }
 
   private ensure(rid: number): void {
+    this.ensureSlab(rid);
     if (rid < this.capacity) return;
-    // One ArrayBuffer tops out at 4 GiB under Bun/JSC (~1.39M rids at 768 dims, ~0.7M at 1,536):
-    // never overshoot it while growing. Past it the vectors need paging (not done yet).
-    const maxRows = Math.floor(MAX_VECTOR_FLOATS / this.dims) - GATHER_ROWS;
-    const next = Math.max(rid + 1, Math.min(maxRows, Math.ceil(this.capacity * 1.5)));
-    const vectors = new Float32Array((GATHER_ROWS + next) * this.dims);
-    vectors.set(this.vectors);
-    this.vectors = vectors;
+    const next = Math.max(rid + 1, Math.ceil(this.capacity * 1.5));
     const live = new Uint8Array(next);
     live.set(this.live);
     this.live = live;
     for (const c of this.columns) c.grow(next);
     this.capacity = next;
+  }
+
+  private ensureSlab(rid: number): void {
+    const index = rid >>> SLAB_SHIFT;
+    while (this.slabs.length <= index) {
+      // Slabs before the last are full; the last grows ×1.5 from a small start.
+      const last = this.slabs.length - 1;
+      if (last >= 0) this.growSlab(last, SLAB_ROWS - 1);
+      this.slabs.push(new Float32Array(0));
+      this.gatherRows.push(0);
+    }
+    this.growSlab(index, rid & SLAB_MASK);
+  }
+
+  /** Makes slab `index` hold rid offset `within`, moving its rows past a larger gather area. */
+  private growSlab(index: number, within: number): void {
+    const d = this.dims;
+    const old = this.slabs[index]!;
+    const oldGather = this.gatherRows[index]!;
+    const rows = old.length / d - oldGather;
+    if (within < rows) return;
+    const next = Math.min(SLAB_ROWS, Math.max(within + 1, Math.ceil(rows * 1.5), 64));
+    const gather = Math.min(GATHER_ROWS, next);
+    const grown = new Float32Array((gather + next) * d);
+    grown.set(old.subarray(oldGather * d), gather * d);
+    this.slabs[index] = grown;
+    this.gatherRows[index] = gather;
+  }
+
+  /** The slab holding `rid`'s vector; it starts at `offsetOf(rid)`. For tight loops (no view allocated). */
+  slabOf(rid: number): Float32Array {
+    return this.slabs[rid >>> SLAB_SHIFT]!;
+  }
+
+  offsetOf(rid: number): number {
+    return (this.gatherRows[rid >>> SLAB_SHIFT]! + (rid & SLAB_MASK)) * this.dims;
   }
 
   isLive(rid: number): boolean {
@@ -139,9 +175,10 @@ export class Mirror {
   /** Stores a row's vector (f32, copied and scaled to unit length), metadata (already typed per column), pk and text. */
   set(rid: number, vector: Float32Array, metadata: MetadataValue[], pk: string, text: string): void {
     this.ensure(rid);
-    const base = (GATHER_ROWS + rid) * this.dims;
-    this.vectors.set(vector, base);
-    normalizeInPlace(this.vectors, base, this.dims);
+    const page = this.slabOf(rid);
+    const base = this.offsetOf(rid);
+    page.set(vector, base);
+    normalizeInPlace(page, base, this.dims);
     this.setMetadata(rid, metadata);
     this.setLabels(rid, pk, this.keepTexts ? text : undefined);
     if (this.live[rid] !== 1) this.liveCount++;
@@ -182,21 +219,29 @@ export class Mirror {
 
   /** A copy of one row's (unit) vector, in its own buffer (safe for any native call). */
   vectorOf(rid: number): Float32Array {
-    const start = (GATHER_ROWS + rid) * this.dims;
-    return this.vectors.slice(start, start + this.dims);
+    const start = this.offsetOf(rid);
+    return this.slabOf(rid).slice(start, start + this.dims);
   }
 
   /**
-   * Copies up to GATHER_ROWS rows' vectors into the gather area and returns a view of it at
-   * byte offset 0. Valid until the next gather or growth: use it synchronously.
+   * Copies the vectors of `rids[from]` and the rids after it that share its slab (at most
+   * GATHER_ROWS) into that slab's gather area; returns a view of them at byte offset 0
+   * (rows taken = length / dims). Valid until the next gather: use it synchronously.
    */
-  gather(rids: ArrayLike<number>, from: number, count: number): Float32Array {
+  gather(rids: ArrayLike<number>, from: number, max: number): Float32Array {
     const d = this.dims;
-    for (let i = 0; i < count; i++) {
-      const src = (GATHER_ROWS + rids[from + i]!) * d;
-      this.vectors.copyWithin(i * d, src, src + d);
+    const slab = rids[from]! >>> SLAB_SHIFT;
+    const data = this.slabs[slab]!;
+    const gather = this.gatherRows[slab]!;
+    const end = Math.min(rids.length - from, max, gather);
+    let n = 0;
+    for (; n < end; n++) {
+      const rid = rids[from + n]!;
+      if (rid >>> SLAB_SHIFT !== slab) break;
+      const src = (gather + (rid & SLAB_MASK)) * d;
+      data.copyWithin(n * d, src, src + d);
     }
-    return this.vectors.subarray(0, count * d);
+    return data.subarray(0, n * d);
   }
 
   readonly access: ColumnAccess<number> = (column) => {
@@ -226,6 +271,7 @@ export class Mirror {
   bytes(): number {
     const strings = this.pks.length + this.texts.length;
     const labels = this.labelChars * 2 + strings * 32;
-    return this.vectors.byteLength + this.live.byteLength + this.columns.reduce((s, c) => s + c.bytes(), 0) + labels;
+    const vectors = this.slabs.reduce((sum, slab) => sum + slab.byteLength, 0);
+    return vectors + this.live.byteLength + this.columns.reduce((s, c) => s + c.bytes(), 0) + labels;
   }
 }

@@ -25,7 +25,10 @@ import type { Mirror } from "./mirror.ts";
  * → crossover ≈ 3,000–3,500 matching rows (the issue's anchors: 2,000–4,000). The constants
  * below are idle-machine figures with that crossover: m* = 3,390 at 100k × 384, ≈ 9,700 at
  * 1M × 384, ≈ 10,800 at 1M × 768 (the model scales both paths with dims, so m* barely moves;
- * the issue saw it halve at 768 dims — unconfirmed here, see the --large bench).
+ * the issue saw it halve at 768 dims — unconfirmed here).
+ * `--large` (1M × 768, load ~3, ef=64): exact over 500 matches 0.57 ms, over 5,000 5.8 ms
+ * (~1.1 µs/row: gathers from a 3 GB mirror miss the caches); HNSW kq=30 1.35 ms, kq=320 2.2 ms.
+ * At 5,000 matches HNSW would need kq=3,200 (≈ 36 ms at 100k already), so exact is still right.
  */
 const EXACT_SQL_US = 0.09;
 const EXACT_VECTOR_US = 0.15;

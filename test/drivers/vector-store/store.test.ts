@@ -67,7 +67,7 @@ describe("happy", () => {
     await using w = await makeWorld();
     const store = await w.open({ index: { threads: 1 } });
     await store.createCollection("vt_a", SPEC);
-    // 3,000 rows: past the unfiltered exact limit (2,048); the exact cap for k=10 is ~680 matches
+    // 3,000 rows: past the unfiltered exact limit (2,048); the exact cap for k=10 is ~1,080 matches
     const rows = productRows(3000, SPEC.dimensions);
     await store.upsert("vt_a", rows);
     let recall = 0;

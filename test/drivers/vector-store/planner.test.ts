@@ -1,0 +1,33 @@
+import { describe, expect, test } from "bun:test";
+import { compilePredicate, parseFilter } from "../../../src/drivers/vector-store/filters/index.ts";
+import { Mirror } from "../../../src/drivers/vector-store/mirror.ts";
+import { estimateSelectivity, exactCap, routeFiltered } from "../../../src/drivers/vector-store/planner.ts";
+import type { GenerationSpec } from "../../../src/drivers/vector-store/types.ts";
+
+const SPEC: GenerationSpec = { dimensions: 4, numericPk: true, metadata: [{ name: "price", type: "float" }] };
+
+describe("happy", () => {
+  test("the exact-path cap sits at the calibrated crossover and grows with √N", () => {
+    expect(exactCap(10, 100_000)).toBeGreaterThan(3_000);
+    expect(exactCap(10, 100_000)).toBeLessThan(3_600);
+    expect(exactCap(10, 1_000_000) / exactCap(10, 100_000)).toBeGreaterThan(2.5);
+    expect(exactCap(10, 100_000, 0.5)).toBe(Math.round(exactCap(10, 100_000) / 2));
+  });
+
+  test("routing: exact (with a bounded read) under the cap, HNSW with the estimate above it", () => {
+    expect(routeFiltered(0.005, 100_000, 3_400)).toEqual({ path: "exact", limit: 5_100 });
+    expect(routeFiltered(0.05, 100_000, 3_400)).toEqual({ path: "hnsw", selectivity: 0.05 });
+  });
+
+  test("selectivity estimates from the mirror are close, and skip deleted rows", () => {
+    const mirror = new Mirror(SPEC);
+    const v = Float32Array.from([1, 0, 0, 0]);
+    for (let rid = 1; rid <= 20_000; rid++) mirror.set(rid, v, [(rid * 7919) % 1000], String(rid), "");
+    for (let rid = 1; rid <= 20_000; rid += 2) if ((rid * 7919) % 1000 >= 500) mirror.remove(rid);
+    const estimate = (filter: unknown) => estimateSelectivity(compilePredicate(parseFilter(filter, SPEC.metadata)!, mirror.access), mirror, 1_000);
+    expect(estimate({ price: { lt: 1000 } })).toBe(1);
+    expect(estimate({ price: { lt: 50 } })).toBeCloseTo(50 / 750, 1);
+    expect(estimate({ price: { lt: 10 } })).toBeLessThan(0.03);
+    expect(estimate({ price: { gte: 2000 } })).toBe(0);
+  });
+});
