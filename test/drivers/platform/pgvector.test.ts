@@ -137,7 +137,12 @@ describe("happy", () => {
     await store.upsert(ref, rows);
     await db.sql.unsafe('ANALYZE vecsync."vt_hnsw0001_hnsw"');
     const vector = `[${Array.from(rows[5]!.vector).join(",")}]`;
-    const plan = await db.sql.unsafe('EXPLAIN SELECT pk FROM vecsync."vt_hnsw0001_hnsw" WHERE TRUE ORDER BY embedding <=> $1::text::vector(16) LIMIT 11', [vector]);
+    // On 1,000 rows the planner may find a sequential scan as cheap; with it priced out, the plan
+    // shows whether the table's HNSW index can serve this operator at all.
+    const plan = await db.sql.begin(async (tx) => {
+      await tx.unsafe("SET LOCAL enable_seqscan = off");
+      return tx.unsafe('EXPLAIN SELECT pk FROM vecsync."vt_hnsw0001_hnsw" WHERE TRUE ORDER BY embedding <=> $1::text::vector(16) LIMIT 11', [vector]);
+    });
     expect(plan.map((r) => String(r["QUERY PLAN"])).join("\n")).toContain("Index Scan using vt_hnsw0001_hnsw__g1_hnsw");
     const result = await store.search(ref, { vector: rows[5]!.vector, k: 10 });
     expect(result.path).toBe("index");
