@@ -3,9 +3,9 @@
 // queued task stays pending, as the engine's own tests take it from there.
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { FakeClock } from "../../../src/shared/clock.ts";
-import { createTestApp, throwawayPostgres, type TestApp, type ThrowawayDatabase } from "../../harness.ts";
-import { json, newOrganization, readOnlyKey, type Bearer, type TestOrg } from "../../helpers/organizations.ts";
-import { activeTasksOf, createSourceTables, localProvider, newTable, setTableState, sourceConnection, tableBody, type Fixture } from "./helpers.ts";
+import { type TestApp, type ThrowawayDatabase } from "../../harness.ts";
+import { json, readOnlyKey, type Bearer, type TestOrg } from "../../helpers/organizations.ts";
+import { activeTasksOf, newTable, setTableState, tableBody, type Fixture, tableWorld } from "./helpers.ts";
 
 // Starts processes or databases: slower than bun's 5 s default on a loaded 2-core machine.
 setDefaultTimeout(30_000);
@@ -15,17 +15,11 @@ let app: TestApp;
 let pg: ThrowawayDatabase;
 let org: TestOrg;
 let f: Fixture;
+let dispose: () => Promise<void>;
 beforeAll(async () => {
-  app = await createTestApp({ clock });
-  pg = await throwawayPostgres();
-  await createSourceTables(pg);
-  org = await newOrganization(app);
-  f = { connectionId: await sourceConnection(app, org.owner.key, pg), providerId: await localProvider(app, org.owner.key) };
+  ({ app, pg, org, f, dispose } = await tableWorld({ clock }));
 });
-afterAll(async () => {
-  await app[Symbol.asyncDispose]();
-  await pg[Symbol.asyncDispose]();
-});
+afterAll(() => dispose());
 
 const post = (id: string, action: string, key: Bearer = org.owner.key) => app.request("POST", `/v1/vector-tables/${id}/${action}`, { headers: key });
 const status = async (id: string) => json(await app.request("GET", `/v1/vector-tables/${id}/sync/status`, { headers: org.owner.key }));

@@ -2,9 +2,9 @@
 // embedding provider: the answer, the validation rules (SPEC 2.9, CONTRACT 5-6), the collection.
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { FakeClock } from "../../../src/shared/clock.ts";
-import { createTestApp, throwawayPostgres, type TestApp, type ThrowawayDatabase } from "../../harness.ts";
+import { type TestApp, type ThrowawayDatabase } from "../../harness.ts";
 import { json, newOrganization, readOnlyKey, type TestOrg } from "../../helpers/organizations.ts";
-import { createSourceTables, createTable, DOC_COLUMNS, localProvider, newTable, sourceConnection, tableBody, type Fixture } from "./helpers.ts";
+import { createTable, DOC_COLUMNS, localProvider, newTable, sourceConnection, tableBody, type Fixture, tableWorld } from "./helpers.ts";
 
 // Starts processes or databases: slower than bun's 5 s default on a loaded 2-core machine.
 setDefaultTimeout(30_000);
@@ -14,17 +14,11 @@ let app: TestApp;
 let pg: ThrowawayDatabase;
 let org: TestOrg;
 let f: Fixture;
+let dispose: () => Promise<void>;
 beforeAll(async () => {
-  app = await createTestApp({ clock });
-  pg = await throwawayPostgres();
-  await createSourceTables(pg);
-  org = await newOrganization(app);
-  f = { connectionId: await sourceConnection(app, org.owner.key, pg), providerId: await localProvider(app, org.owner.key) };
+  ({ app, pg, org, f, dispose } = await tableWorld({ clock }));
 });
-afterAll(async () => {
-  await app[Symbol.asyncDispose]();
-  await pg[Symbol.asyncDispose]();
-});
+afterAll(() => dispose());
 
 const FIELDS = [
   "id", "org_id", "environment_id", "connection_id", "embedding_provider_id", "name", "source_table", "primary_key_column", "columns", "embedding_model",

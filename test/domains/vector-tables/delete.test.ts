@@ -2,9 +2,9 @@
 // environment, connection and provider, and organization deletion's clean-up of vector tables.
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { deleteOrganizationData } from "../../../src/domains/organizations/deletion.ts";
-import { createTestApp, throwawayPostgres, type TestApp, type ThrowawayDatabase } from "../../harness.ts";
+import { type TestApp, type ThrowawayDatabase } from "../../harness.ts";
 import { json, newOrganization, readOnlyKey, type TestOrg } from "../../helpers/organizations.ts";
-import { createSourceTables, docRows, localProvider, newTable, seedCollection, sourceConnection, tableBody, tasksOf, type Fixture } from "./helpers.ts";
+import { docRows, localProvider, newTable, seedCollection, sourceConnection, tableBody, tasksOf, type Fixture, tableWorld } from "./helpers.ts";
 
 // Starts processes or databases: slower than bun's 5 s default on a loaded 2-core machine.
 setDefaultTimeout(30_000);
@@ -13,17 +13,11 @@ let app: TestApp;
 let pg: ThrowawayDatabase;
 let org: TestOrg;
 let f: Fixture;
+let dispose: () => Promise<void>;
 beforeAll(async () => {
-  app = await createTestApp();
-  pg = await throwawayPostgres();
-  await createSourceTables(pg);
-  org = await newOrganization(app);
-  f = { connectionId: await sourceConnection(app, org.owner.key, pg), providerId: await localProvider(app, org.owner.key) };
+  ({ app, pg, org, f, dispose } = await tableWorld());
 });
-afterAll(async () => {
-  await app[Symbol.asyncDispose]();
-  await pg[Symbol.asyncDispose]();
-});
+afterAll(() => dispose());
 
 const del = (path: string, key = org.owner.key) => app.request("DELETE", path, { headers: key });
 const code = async (res: Response) => [res.status, res.status === 204 ? null : (await json(res)).error.code];

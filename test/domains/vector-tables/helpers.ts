@@ -7,8 +7,9 @@ import { collectionName, renderMetadata, renderText } from "../../../src/domains
 import { vectorTables, type ColumnConfig, type SyncStatus } from "../../../src/domains/vector-tables/tables.ts";
 import type { SourceValue } from "../../../src/drivers/sources/types.ts";
 import { tasks } from "../../../src/scheduler/tables.ts";
-import { PG_ADMIN_URL, type TestApp, type ThrowawayDatabase } from "../../harness.ts";
-import { json, type Bearer, type TestOrg } from "../../helpers/organizations.ts";
+import { createTestApp, PG_ADMIN_URL, throwawayPostgres, type TestApp, type ThrowawayDatabase } from "../../harness.ts";
+import type { Clock } from "../../../src/shared/clock.ts";
+import { json, newOrganization, type Bearer, type TestOrg } from "../../helpers/organizations.ts";
 
 export type DocRow = { id: number; title: string | null; body: string | null; category: string | null; price: number | null; stock: number | null; active: boolean | null };
 
@@ -120,4 +121,23 @@ export async function seedCollection(app: TestApp, org: TestOrg, table: { id: st
     rendered.map(({ r, text }, i) => ({ pk: String(r.id), textHash: "t", metaHash: "m", text: text!, metadata: renderMetadata(table.columns, r as unknown as Record<string, SourceValue>), vector: vectors[i]! })),
   );
   await setTableState(app, table.id, { syncStatus: "synced" });
+}
+
+/**
+ * The world most vector-table and query tests share: the app, a throwaway Postgres source with
+ * the doc tables, an organization, a connection to the source and a `local` provider.
+ */
+export async function tableWorld(opts: { clock?: Clock } = {}): Promise<{ app: TestApp; pg: ThrowawayDatabase; org: TestOrg; f: Fixture; dispose(): Promise<void> }> {
+  const app = await createTestApp(opts.clock ? { clock: opts.clock } : {});
+  const pg = await throwawayPostgres();
+  await createSourceTables(pg);
+  const org = await newOrganization(app);
+  const f = { connectionId: await sourceConnection(app, org.owner.key, pg), providerId: await localProvider(app, org.owner.key) };
+  return {
+    app, pg, org, f,
+    async dispose() {
+      await app[Symbol.asyncDispose]();
+      await pg[Symbol.asyncDispose]();
+    },
+  };
 }

@@ -2,9 +2,9 @@
 // dimensions sets pending_rebackfill, bumps config_version and queues exactly one rebackfill.
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { FakeClock } from "../../../src/shared/clock.ts";
-import { createTestApp, throwawayPostgres, type TestApp, type ThrowawayDatabase } from "../../harness.ts";
+import { type TestApp, type ThrowawayDatabase } from "../../harness.ts";
 import { json, newOrganization, readOnlyKey, type TestOrg } from "../../helpers/organizations.ts";
-import { activeTasksOf, createSourceTables, DOC_COLUMNS, localProvider, newTable, sourceConnection, tableBody, type Fixture } from "./helpers.ts";
+import { activeTasksOf, DOC_COLUMNS, newTable, tableBody, type Fixture, tableWorld } from "./helpers.ts";
 import { vectorTables } from "../../../src/domains/vector-tables/tables.ts";
 import { eq } from "drizzle-orm";
 import { tasks } from "../../../src/scheduler/tables.ts";
@@ -18,17 +18,11 @@ let app: TestApp;
 let pg: ThrowawayDatabase;
 let org: TestOrg;
 let f: Fixture;
+let dispose: () => Promise<void>;
 beforeAll(async () => {
-  app = await createTestApp({ clock });
-  pg = await throwawayPostgres();
-  await createSourceTables(pg);
-  org = await newOrganization(app);
-  f = { connectionId: await sourceConnection(app, org.owner.key, pg), providerId: await localProvider(app, org.owner.key) };
+  ({ app, pg, org, f, dispose } = await tableWorld({ clock }));
 });
-afterAll(async () => {
-  await app[Symbol.asyncDispose]();
-  await pg[Symbol.asyncDispose]();
-});
+afterAll(() => dispose());
 
 const put = (id: string, body: unknown, key = org.owner.key) => app.request("PUT", `/v1/vector-tables/${id}`, { headers: key, body });
 const configVersion = async (id: string) => (await app.services.database.db.select().from(vectorTables).where(eq(vectorTables.id, id)))[0]!.configVersion;
