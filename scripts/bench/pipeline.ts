@@ -151,7 +151,11 @@ try {
   const copyRate = rate(copy.rows, copy.ms);
   progress(`COPY baseline: ${num(copy.rows)} rows in ${Math.round(copy.ms)} ms = ${num(copyRate)} rows/s`);
 
-  fake = await startFakeEmbeddings("emb_a", { switches: { record: false } });
+  // Zero latency and a limit far above anything reachable, stated in OpenAI's rate-limit headers:
+  // the driver's governor adopts it, so the backfill measures the pipeline, not a token budget.
+  fake = await startFakeEmbeddings("emb_a", {
+    switches: { record: false, stateLimits: true, rateLimit: { requestsPerMinute: 10_000_000, tokensPerMinute: 10_000_000_000, burstSec: 6 } },
+  });
   service = await startService({ VECSYNC_EMB_A_URL: fake.url, VECSYNC_SYNC_INTERVAL: String(SYNC_INTERVAL_SEC), VECSYNC_FREE_VECTOR_BUDGET: "100000000", VECSYNC_LOG_LEVEL: "warn" }, dataDir);
   rss = new RssSampler(service.pid);
   const idleKb = procStatusKb(service.pid, "VmRSS");
