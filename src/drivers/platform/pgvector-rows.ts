@@ -1,36 +1,21 @@
-// Row values between our types and Postgres text: metadata validated and typed like the managed
-// store (rows.ts bindMetadata), vectors as pgvector's `[x,y,…]` text. Every parameter is sent as
+// Row values between our types and Postgres text: metadata checked by the managed store's own
+// checkedMetadata, vectors as pgvector's `[x,y,…]` text. Every parameter is sent as
 // text (or null) and cast in SQL, so no client-side type inference is involved.
-import { VectorStoreError, type GenerationSpec, type Metadata, type MetadataValue } from "../vector-store/index.ts";
+import { checkedMetadata, VectorStoreError, type GenerationSpec, type Metadata, type MetadataValue } from "../vector-store/index.ts";
 import { scalarText } from "./filters-pg.ts";
 
 export type Param = string | null;
 
-/** The metadata columns of one row, in spec order, as text parameters. */
+/** The metadata columns of one row, in spec order, as text parameters (checked as the managed store checks them). */
 export function metadataParams(spec: GenerationSpec, metadata: Metadata, pk: string): Param[] {
-  const known = new Set(spec.metadata.map((c) => c.name));
-  for (const key of Object.keys(metadata)) {
-    if (!known.has(key)) throw new VectorStoreError("invalid_row", `row ${pk}: unknown metadata column "${key}"`);
-  }
-  return spec.metadata.map((c) => {
-    const v = metadata[c.name] ?? null;
+  return checkedMetadata(spec, metadata, pk).map((v, i) => {
     if (v === null) return null;
-    const bad = () => new VectorStoreError("invalid_row", `row ${pk}: metadata "${c.name}" must be ${c.type}, got ${JSON.stringify(v)}`);
-    switch (c.type) {
-      case "keyword":
-        if (typeof v !== "string") throw bad();
-        if (v.includes("\u0000")) throw new VectorStoreError("invalid_row", `row ${pk}: metadata "${c.name}" holds a NUL character`);
-        return v;
-      case "integer":
-        if (typeof v !== "number" || !Number.isSafeInteger(v)) throw bad();
-        return scalarText(v);
-      case "float":
-        if (typeof v !== "number") throw bad();
-        return Number.isNaN(v) ? null : scalarText(v); // NaN is stored as null, as in the managed store
-      case "boolean":
-        if (typeof v !== "boolean") throw bad();
-        return scalarText(v);
+    if (typeof v === "string") {
+      // Postgres text cannot hold NUL; SQLite can, so only this store refuses it.
+      if (v.includes("\u0000")) throw new VectorStoreError("invalid_row", `row ${pk}: metadata "${spec.metadata[i]!.name}" holds a NUL character`);
+      return v;
     }
+    return scalarText(v);
   });
 }
 

@@ -5,3 +5,4 @@ export { FilterError, VectorStoreError, type FilterIssue, type VectorStoreErrorC
 export { parseFilter, compileSql, compilePredicate } from "./filters/index.ts";
 export { exactCap, HNSW_UNIT_IN_EXACT_ROWS } from "./planner.ts";
 export type * from "./types.ts";
+export { checkedMetadata } from "./rows.ts";

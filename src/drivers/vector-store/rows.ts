@@ -29,8 +29,12 @@ function readSeq(ref: GenerationRef): InStatement {
   return { sql: "SELECT seq FROM vs_generations WHERE collection = ? AND generation = ?", args: [ref.collection, BigInt(ref.generation)] };
 }
 
-/** Binds a metadata value as its column type; the libSQL client sends JS numbers as REAL. */
-export function bindMetadata(spec: GenerationSpec, metadata: Metadata, pk: string): InValue[] {
+/**
+ * A row's metadata in spec order, each value checked against its column type (an unknown column
+ * or a mistyped value is `invalid_row`). NaN becomes null: neither SQLite nor Postgres keeps it as
+ * a number a filter could match, so say so up front. Shared with the platform stores.
+ */
+export function checkedMetadata(spec: GenerationSpec, metadata: Metadata, pk: string): MetadataValue[] {
   const known = new Set(spec.metadata.map((c) => c.name));
   for (const key of Object.keys(metadata)) {
     if (!known.has(key)) throw new VectorStoreError("invalid_row", `row ${pk}: unknown metadata column "${key}"`);
@@ -38,21 +42,24 @@ export function bindMetadata(spec: GenerationSpec, metadata: Metadata, pk: strin
   return spec.metadata.map((c) => {
     const v = metadata[c.name] ?? null;
     if (v === null) return null;
-    const bad = () => new VectorStoreError("invalid_row", `row ${pk}: metadata "${c.name}" must be ${c.type}, got ${JSON.stringify(v)}`);
-    switch (c.type) {
-      case "keyword":
-        if (typeof v !== "string") throw bad();
-        return v;
-      case "integer":
-        if (typeof v !== "number" || !Number.isSafeInteger(v)) throw bad();
-        return BigInt(v);
-      case "float":
-        if (typeof v !== "number") throw bad();
-        return Number.isNaN(v) ? null : v; // SQLite stores NaN as NULL; say so up front
-      case "boolean":
-        if (typeof v !== "boolean") throw bad();
-        return v ? 1n : 0n;
-    }
+    const fits =
+      c.type === "keyword" ? typeof v === "string"
+      : c.type === "integer" ? typeof v === "number" && Number.isSafeInteger(v)
+      : c.type === "float" ? typeof v === "number"
+      : typeof v === "boolean";
+    if (!fits) throw new VectorStoreError("invalid_row", `row ${pk}: metadata "${c.name}" must be ${c.type}, got ${JSON.stringify(v)}`);
+    return typeof v === "number" && Number.isNaN(v) ? null : v;
+  });
+}
+
+/** Binds a row's metadata as its column types; the libSQL client sends JS numbers as REAL. */
+export function bindMetadata(spec: GenerationSpec, metadata: Metadata, pk: string): InValue[] {
+  return checkedMetadata(spec, metadata, pk).map((v, i) => {
+    if (v === null) return null;
+    const type = spec.metadata[i]!.type;
+    if (type === "integer") return BigInt(v as number);
+    if (type === "boolean") return v ? 1n : 0n;
+    return v;
   });
 }
 
