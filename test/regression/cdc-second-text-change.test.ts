@@ -4,12 +4,10 @@
 // text never embedded (until a hash pass). Now UNHASHED rows are compared by rendered text.
 // Also checked: a metadata-only change of such a row still embeds nothing.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { eq } from "drizzle-orm";
 import { stopSyncFor } from "../../src/domains/sync/lifecycle.ts";
 import type { VectorTableRow } from "../../src/domains/vector-tables/tables.ts";
-import { tasks } from "../../src/scheduler/tables.ts";
 import { eventually } from "../harness.ts";
-import { createWorld, enqueueFill, expectedSet, newVectorTable, sortedEntries, storedSet, tableRow, type World } from "../domains/sync/world.ts";
+import { createWorld, enqueueFill, expectedSet, newVectorTable, sortedEntries, storedSet, tableRow, type World, taskDone } from "../domains/sync/world.ts";
 
 let w: World;
 let table: VectorTableRow;
@@ -18,7 +16,7 @@ beforeAll(async () => {
   w.services.scheduler.start();
   table = await newVectorTable(w, { syncMode: "cdc" });
   const task = await enqueueFill(w, table);
-  await eventually(async () => (await w.services.database.db.select().from(tasks).where(eq(tasks.id, task.id)))[0]!.status === "completed", 20_000);
+  await taskDone(w, task.id);
 });
 afterAll(async () => {
   await stopSyncFor(w.services, (await tableRow(w, table.id))!);

@@ -1,9 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { eq } from "drizzle-orm";
-import { eventually } from "../../harness.ts";
-import { tasks } from "../../../src/scheduler/tables.ts";
 import { runBatchPass } from "../../../src/domains/sync/batch.ts";
-import { createWorld, enqueueFill, expectedSet, newVectorTable, sortedEntries, storedSet, tableRow, updateTableRow, type World } from "./world.ts";
+import { createWorld, enqueueFill, expectedSet, newVectorTable, sortedEntries, storedSet, tableRow, updateTableRow, type World, taskDone } from "./world.ts";
 import type { VectorTableRow } from "../../../src/domains/vector-tables/tables.ts";
 
 let w: World;
@@ -13,7 +10,7 @@ beforeAll(async () => {
   w.services.scheduler.start();
   table = await newVectorTable(w);
   const task = await enqueueFill(w, table);
-  await eventually(async () => (await w.services.database.db.select().from(tasks).where(eq(tasks.id, task.id)))[0]!.status === "completed", 20_000);
+  await taskDone(w, task.id);
 });
 afterAll(() => w.dispose());
 

@@ -1,11 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { eq } from "drizzle-orm";
 import { eventually } from "../../harness.ts";
-import { tasks } from "../../../src/scheduler/tables.ts";
 import { syncState } from "../../../src/domains/sync/state.ts";
 import { stopSyncFor } from "../../../src/domains/sync/lifecycle.ts";
 import type { VectorTableRow } from "../../../src/domains/vector-tables/tables.ts";
-import { createWorld, enqueueFill, expectedSet, newVectorTable, sortedEntries, storedSet, tableRow, updateTableRow, type World } from "./world.ts";
+import { createWorld, enqueueFill, expectedSet, newVectorTable, sortedEntries, storedSet, tableRow, updateTableRow, type World, taskDone } from "./world.ts";
 
 let w: World;
 let table: VectorTableRow;
@@ -14,7 +12,7 @@ beforeAll(async () => {
   w.services.scheduler.start();
   table = await newVectorTable(w, { syncMode: "cdc" });
   const task = await enqueueFill(w, table);
-  await eventually(async () => (await w.services.database.db.select().from(tasks).where(eq(tasks.id, task.id)))[0]!.status === "completed", 20_000);
+  await taskDone(w, task.id);
 });
 afterAll(async () => {
   await stopSyncFor(w.services, (await tableRow(w, table.id))!);

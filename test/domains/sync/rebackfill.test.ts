@@ -1,9 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { eq } from "drizzle-orm";
 import { eventually } from "../../harness.ts";
-import { tasks } from "../../../src/scheduler/tables.ts";
 import type { ColumnConfig, VectorTableRow } from "../../../src/domains/vector-tables/tables.ts";
-import { COLUMNS, createWorld, enqueueFill, expectedSet, newVectorTable, sortedEntries, storedSet, tableRow, updateTableRow, type World } from "./world.ts";
+import { COLUMNS, createWorld, enqueueFill, expectedSet, newVectorTable, sortedEntries, storedSet, tableRow, updateTableRow, type World, taskDone } from "./world.ts";
 
 let w: World;
 beforeAll(async () => {
@@ -12,7 +10,7 @@ beforeAll(async () => {
 });
 afterAll(() => w.dispose());
 
-const done = (id: string) => eventually(async () => (await w.services.database.db.select().from(tasks).where(eq(tasks.id, id)))[0]!.status === "completed", 20_000);
+const done = (id: string) => taskDone(w, id);
 
 async function synced(): Promise<VectorTableRow> {
   const table = await newVectorTable(w);

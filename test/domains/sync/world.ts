@@ -3,7 +3,7 @@
 // rows inserted directly (the engine's contract is the row, the task queue and the collection).
 import { eq } from "drizzle-orm";
 import type postgres from "postgres";
-import { createTestApp, throwawayPostgres, type TestApp, type ThrowawayDatabase } from "../../harness.ts";
+import { createTestApp, eventually, throwawayPostgres, type TestApp, type ThrowawayDatabase } from "../../harness.ts";
 import { json, newOrganization, type TestOrg } from "../../helpers/organizations.ts";
 import { startFakeEmbeddings, type FakeEmbeddings } from "../../fakes/embeddings/server.ts";
 import { specOf } from "../../../src/domains/sync/job.ts";
@@ -11,6 +11,7 @@ import { collectionName, renderMetadata, renderText } from "../../../src/domains
 import { vectorTables, type ColumnConfig, type VectorTableRow } from "../../../src/domains/vector-tables/tables.ts";
 import type { Services } from "../../../src/services.ts";
 import { newId } from "../../../src/shared/ids.ts";
+import { tasks } from "../../../src/scheduler/tables.ts";
 
 export const MODEL = "text-embedding-3-small";
 export const DIMS = 32;
@@ -163,3 +164,8 @@ export async function expectedSet(sql: postgres.Sql, columns: ColumnConfig[] = C
 }
 
 export const sortedEntries = (m: Map<string, StoredRow>) => [...m.entries()].sort(([a], [b]) => Number(a) - Number(b));
+
+/** Waits for a task of the world's running scheduler to complete. */
+export function taskDone(w: World, taskId: string, timeoutMs = 20_000): Promise<true> {
+  return eventually(async () => (await w.services.database.db.select().from(tasks).where(eq(tasks.id, taskId)))[0]?.status === "completed", timeoutMs);
+}
