@@ -7,6 +7,7 @@ import { compilePg, PG_TYPES } from "../../../src/drivers/platform/filters-pg.ts
 import { metadataParams } from "../../../src/drivers/platform/pgvector-rows.ts";
 import { compilePredicate, parseFilter, type Metadata } from "../../../src/drivers/vector-store/index.ts";
 import { throwawayPostgres, type ThrowawayDatabase } from "../../harness.ts";
+import { filterArbitraries } from "../vector-store/filter-arbitraries.ts";
 import { SPEC } from "../vector-store/helpers.ts";
 
 // Starts processes or databases: slower than bun's 5 s default on a loaded 2-core machine.
@@ -28,47 +29,7 @@ const float = fc.constantFrom(-1.5, 0, 0.1, 1, 2, 2.5, 100, -0, 1e-300, 1.797693
 const integer = fc.integer({ min: -3, max: 3 });
 const bigInteger = fc.constantFrom(Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER);
 const bound = fc.oneof(float, integer, bigInteger, fc.constantFrom(2.0000000000000004, 1e21, -1e21, 0.5, -2.5));
-const values: Record<string, fc.Arbitrary<unknown>> = { category: keyword, price: fc.oneof(float, integer), stock: fc.oneof(integer, bigInteger), active: fc.boolean() };
-type Col = "category" | "price" | "stock" | "active";
-
-const row: fc.Arbitrary<Metadata> = fc.record({
-  category: fc.option(keyword, { nil: null }),
-  price: fc.option(float, { nil: null }),
-  stock: fc.option(fc.oneof(integer, bigInteger), { nil: null }),
-  active: fc.option(fc.boolean(), { nil: null }),
-});
-
-function condition(col: Col): fc.Arbitrary<unknown> {
-  const v = values[col]!;
-  const ops: fc.Arbitrary<unknown>[] = [
-    v,
-    fc.array(v, { maxLength: 3 }),
-    fc.record({ eq: v }),
-    fc.record({ neq: v }),
-    fc.record({ in: fc.array(v, { maxLength: 3 }) }),
-    fc.record({ nin: fc.array(v, { maxLength: 3 }) }),
-    fc.record({ exists: fc.boolean() }),
-  ];
-  if (col === "price" || col === "stock") {
-    ops.push(fc.record({ gt: bound }), fc.record({ gte: bound }), fc.record({ lt: bound, gte: bound }), fc.record({ lte: bound }));
-  }
-  return fc.oneof(...ops);
-}
-
-const filter = fc.letrec<{ obj: Record<string, unknown> }>((tie) => ({
-  obj: fc
-    .record(
-      {
-        category: condition("category"),
-        price: condition("price"),
-        stock: condition("stock"),
-        active: condition("active"),
-        $or: fc.array(tie("obj"), { minLength: 1, maxLength: 3 }),
-      },
-      { requiredKeys: [] },
-    )
-    .filter((o) => JSON.stringify(o).split("{").length <= 40),
-})).obj;
+const { row, filter } = filterArbitraries({ keyword, float, integer: fc.oneof(integer, bigInteger), bound, floatOperand: fc.oneof(float, integer) });
 
 test("the Postgres compilation and the managed store's predicate agree on random filters and rows", async () => {
   await fc.assert(

@@ -6,6 +6,7 @@ import fc from "fast-check";
 import { compilePredicate, compileSql, parseFilter } from "../../../src/drivers/vector-store/filters/index.ts";
 import { bindMetadata } from "../../../src/drivers/vector-store/rows.ts";
 import type { Metadata } from "../../../src/drivers/vector-store/types.ts";
+import { filterArbitraries } from "./filter-arbitraries.ts";
 import { SPEC } from "./helpers.ts";
 
 const cols = SPEC.metadata;
@@ -15,48 +16,7 @@ afterAll(() => client.close());
 const keyword = fc.constantFrom("a", "b", "B", "c", "", "a b");
 const float = fc.constantFrom(-1.5, 0, 0.1, 1, 2, 2.5, 100, -0);
 const integer = fc.integer({ min: -3, max: 3 });
-const values: Record<string, fc.Arbitrary<unknown>> = { category: keyword, price: fc.oneof(float, integer), stock: integer, active: fc.boolean() };
-type Col = "category" | "price" | "stock" | "active";
-
-const row: fc.Arbitrary<Metadata> = fc.record({
-  category: fc.option(keyword, { nil: null }),
-  price: fc.option(float, { nil: null }),
-  stock: fc.option(integer, { nil: null }),
-  active: fc.option(fc.boolean(), { nil: null }),
-});
-
-function condition(col: Col): fc.Arbitrary<unknown> {
-  const v = values[col]!;
-  const ops: fc.Arbitrary<unknown>[] = [
-    v,
-    fc.array(v, { maxLength: 3 }),
-    fc.record({ eq: v }),
-    fc.record({ neq: v }),
-    fc.record({ in: fc.array(v, { maxLength: 3 }) }),
-    fc.record({ nin: fc.array(v, { maxLength: 3 }) }),
-    fc.record({ exists: fc.boolean() }),
-  ];
-  if (col === "price" || col === "stock") {
-    const n = fc.oneof(float, integer);
-    ops.push(fc.record({ gt: n }), fc.record({ gte: n }), fc.record({ lt: n, gte: n }), fc.record({ lte: n }));
-  }
-  return fc.oneof(...ops);
-}
-
-const filter = fc.letrec<{ obj: Record<string, unknown> }>((tie) => ({
-  obj: fc
-    .record(
-      {
-        category: condition("category"),
-        price: condition("price"),
-        stock: condition("stock"),
-        active: condition("active"),
-        $or: fc.array(tie("obj"), { minLength: 1, maxLength: 3 }),
-      },
-      { requiredKeys: [] },
-    )
-    .filter((o) => JSON.stringify(o).split("{").length <= 40),
-})).obj;
+const { row, filter } = filterArbitraries({ keyword, float, integer, bound: fc.oneof(float, integer) });
 
 const DDL = "CREATE TABLE t (id INTEGER PRIMARY KEY, m_0 TEXT, m_1 REAL, m_2 INTEGER, m_3 INTEGER)";
 

@@ -1,0 +1,63 @@
+// Random rows and CONTRACT 7 filters over SPEC's metadata columns, for the property tests that
+// check each filter compiler (SQLite, Postgres) against the in-memory predicate.
+import fc from "fast-check";
+import type { Metadata } from "../../../src/drivers/vector-store/types.ts";
+
+export type ValuePools = {
+  keyword: fc.Arbitrary<string>;
+  float: fc.Arbitrary<number>;
+  /** Values of the integer column. */
+  integer: fc.Arbitrary<number>;
+  /** Bounds given to gt/gte/lt/lte. */
+  bound: fc.Arbitrary<number>;
+  /** Values compared with the float column; default float or integer values. */
+  floatOperand?: fc.Arbitrary<number>;
+};
+
+type Col = "category" | "price" | "stock" | "active";
+
+export function filterArbitraries(pools: ValuePools) {
+  const values: Record<Col, fc.Arbitrary<unknown>> = { category: pools.keyword, price: pools.floatOperand ?? fc.oneof(pools.float, pools.integer), stock: pools.integer, active: fc.boolean() };
+
+  const row: fc.Arbitrary<Metadata> = fc.record({
+    category: fc.option(pools.keyword, { nil: null }),
+    price: fc.option(pools.float, { nil: null }),
+    stock: fc.option(pools.integer, { nil: null }),
+    active: fc.option(fc.boolean(), { nil: null }),
+  });
+
+  function condition(col: Col): fc.Arbitrary<unknown> {
+    const v = values[col];
+    const ops: fc.Arbitrary<unknown>[] = [
+      v,
+      fc.array(v, { maxLength: 3 }),
+      fc.record({ eq: v }),
+      fc.record({ neq: v }),
+      fc.record({ in: fc.array(v, { maxLength: 3 }) }),
+      fc.record({ nin: fc.array(v, { maxLength: 3 }) }),
+      fc.record({ exists: fc.boolean() }),
+    ];
+    if (col === "price" || col === "stock") {
+      const n = pools.bound;
+      ops.push(fc.record({ gt: n }), fc.record({ gte: n }), fc.record({ lt: n, gte: n }), fc.record({ lte: n }));
+    }
+    return fc.oneof(...ops);
+  }
+
+  const filter = fc.letrec<{ obj: Record<string, unknown> }>((tie) => ({
+    obj: fc
+      .record(
+        {
+          category: condition("category"),
+          price: condition("price"),
+          stock: condition("stock"),
+          active: condition("active"),
+          $or: fc.array(tie("obj"), { minLength: 1, maxLength: 3 }),
+        },
+        { requiredKeys: [] },
+      )
+      .filter((o) => JSON.stringify(o).split("{").length <= 40),
+  })).obj;
+
+  return { row, filter };
+}
