@@ -12,7 +12,6 @@ import type { MetadataUpdate, RowHashes, UpsertRow } from "../../drivers/vector-
 import { renderMetadata, renderText, storedTextHash } from "../vector-tables/render.ts";
 import type { SyncJob } from "./job.ts";
 import { emptyRowsOf } from "./state.ts";
-import { readStoredDocs } from "./stored.ts";
 
 export type ApplyTarget = {
   collection: string;
@@ -114,7 +113,7 @@ export async function prepareRows(job: SyncJob, hashes: RowHash[], target: Apply
   }
 
   // Vectors already stored for the same text (copied in a re-backfill, or a hash that moved alone).
-  const docs = await readStoredDocs(job.services, target.collection, target.reference, maybeReuse.map((r) => r.pk));
+  const docs = await job.services.vectors.docs(target.collection, maybeReuse.map((r) => r.pk), { generation: target.reference });
   for (const row of maybeReuse) {
     const doc = docs.get(row.pk);
     const stored = reference.get(row.pk)!;

@@ -3,7 +3,7 @@
 // named by the vector table's `platform_vector_ref`. The operations mirror the managed
 // VectorStore's so the sync engine and the query service can drive either; rows, hashes, filters
 // and hits are the managed store's own types.
-import type { GenerationSpec, MetadataUpdate, RowHashes, SearchHit, SearchRequest, UpsertRow } from "../vector-store/index.ts";
+import type { GenerationSpec, MetadataUpdate, RowHashes, SearchHit, SearchRequest, StoredDoc, UpsertRow } from "../vector-store/index.ts";
 
 export type { GenerationSpec, MetadataUpdate, RowHashes, SearchHit, SearchRequest, UpsertRow };
 
@@ -20,11 +20,8 @@ export interface HashesRequest extends PlatformTarget {
   pks?: string[];
 }
 
-/** A stored row's text and vector, for reusing a vector instead of embedding the same text again. */
-export interface StoredDoc {
-  text: string;
-  vector: Float32Array;
-}
+/** The same shape as the managed store's: the engine reuses vectors from either. */
+export type { StoredDoc };
 
 /** `index`: the ANN index answered; `exact`: a full scoring of the filtered rows did. */
 export type PlatformSearchPath = "empty" | "index" | "exact";

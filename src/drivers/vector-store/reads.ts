@@ -3,7 +3,7 @@ import type { Client, Row } from "@libsql/client";
 import { metadataColumnName, type SqlWhere } from "./filters/index.ts";
 import { readMetadataValue, type GenerationRef } from "./rows.ts";
 import { generationTables } from "./schema.ts";
-import type { MetadataValue, RowHashes } from "./types.ts";
+import type { MetadataValue, RowHashes, StoredDoc } from "./types.ts";
 
 export interface StoredRow {
   rid: number;
@@ -117,6 +117,19 @@ export async function readHashes(client: Client, ref: GenerationRef, opts: { aft
         args: [...(opts.afterPk === undefined ? [] : [opts.afterPk]), BigInt(opts.limit ?? 1000)],
       });
   return rs.rows.map((r) => ({ pk: String(r.pk), textHash: String(r.text_hash), metaHash: String(r.meta_hash) }));
+}
+
+/** The stored text and vector of the given pks (absent pks are simply missing from the map). */
+export async function readDocs(client: Client, ref: GenerationRef, pks: string[]): Promise<Map<string, StoredDoc>> {
+  const out = new Map<string, StoredDoc>();
+  if (pks.length === 0) return out;
+  const t = generationTables(ref.collection, ref.generation);
+  const rs = await client.execute({
+    sql: `SELECT r.pk, d.text, d.vec FROM ${t.rows} r JOIN ${t.docs} d ON d.rid = r.rid WHERE r.pk IN (SELECT value FROM json_each(?))`,
+    args: [JSON.stringify(pks)],
+  });
+  for (const row of rs.rows) out.set(String(row.pk), { text: String(row.text), vector: new Float32Array((row.vec as ArrayBuffer).slice(0)) });
+  return out;
 }
 
 /** Drops tombstones a checkpoint covers (single writer process; see ARCHITECTURE on sharing). */

@@ -4,13 +4,13 @@ import type { Client } from "@libsql/client";
 import { VectorStoreError } from "./errors.ts";
 import { parseFilter } from "./filters/index.ts";
 import { Generation, type StoreLog } from "./generation.ts";
-import { countMatching, readHashes } from "./reads.ts";
+import { countMatching, readDocs, readHashes } from "./reads.ts";
 import * as registry from "./registry.ts";
 import { deleteStatements, runWrite, updateMetadataStatements, upsertStatements } from "./rows.ts";
 import { assertCollectionName } from "./schema.ts";
 import { searchGeneration } from "./search.ts";
 import { collectStats } from "./stats.ts";
-import type { CollectionStats, CollectionStatus, GenerationSpec, IndexParams, MetadataUpdate, Metadata, MetadataValue, RowHashes, SearchRequest, SearchResult, UpsertRow } from "./types.ts";
+import type { CollectionStats, CollectionStatus, GenerationSpec, IndexParams, MetadataUpdate, Metadata, MetadataValue, RowHashes, SearchRequest, SearchResult, StoredDoc, UpsertRow } from "./types.ts";
 import { compileSql } from "./filters/index.ts";
 
 /**
@@ -193,6 +193,11 @@ export class VectorStore {
   /** Stored hashes for diffing: a page after `afterPk` in pk order, or exactly `pks`. */
   async hashes(name: string, opts: { afterPk?: string; limit?: number; pks?: string[] } & WriteTarget = {}): Promise<RowHashes[]> {
     return readHashes(this.client, await this.writable(name, opts), opts);
+  }
+
+  /** Stored text and vector of `pks` (a re-backfill copying unchanged rows, a hash that moved without the text). */
+  async docs(name: string, pks: string[], target?: WriteTarget): Promise<Map<string, StoredDoc>> {
+    return readDocs(this.client, await this.writable(name, target), pks);
   }
 
   /** Filtered top-k by cosine similarity on the live generation. Throws FilterError on a bad filter. */

@@ -38,6 +38,12 @@ export interface MetadataUpdate {
   metadata: Metadata;
 }
 
+/** A stored row's text and vector, for reusing a vector instead of embedding the same text again. */
+export interface StoredDoc {
+  text: string;
+  vector: Float32Array;
+}
+
 export interface RowHashes {
   pk: string;
   textHash: string;
