@@ -21,13 +21,14 @@ const { values: args } = parseArgs({
   options: {
     large: { type: "boolean", default: false },
     queries: { type: "string" },
-    scalar: { type: "string", default: "f16" },
+    scalar: { type: "string", default: "i8" },
     m: { type: "string", default: "16" },
     ef: { type: "string", default: "64" },
     "ef-add": { type: "string", default: "128" },
     "cap-scale": { type: "string" },
     "no-pg": { type: "boolean", default: false },
     "no-raw": { type: "boolean", default: false },
+    selectivity: { type: "string" },
   },
 });
 
@@ -36,14 +37,15 @@ const DIMS = args.large ? 768 : 384;
 const QUERIES = Number(args.queries ?? (args.large ? 100 : 300));
 const K = 10;
 const THREADS = 2;
-const SELECTIVITY = [100, 50, 5, 0.5, 0.05]; // percent of rows with price < s
+// percent of rows with price < s; --selectivity 1,2,3 for calibration runs
+const SELECTIVITY = args.selectivity ? args.selectivity.split(",").map(Number) : [100, 50, 5, 0.5, 0.05];
 const params = { scalar: args.scalar as ScalarKindName, connectivity: Number(args.m), expansionAdd: Number(args["ef-add"]), expansionSearch: Number(args.ef), threads: THREADS };
 
 const loadAtStart = loadavg().map((l) => l.toFixed(2)).join(", ");
 progress(`dataset ${N} × ${DIMS}, ${QUERIES} queries, index ${JSON.stringify(params)}`);
 const data = makeDataset(N, DIMS, QUERIES);
 progress("ground truth (exact, brute force)");
-const truth = new Map(SELECTIVITY.map((s) => [s, groundTruth(data, s, K, THREADS)]));
+const truth = new Map([...new Set([...SELECTIVITY, 100])].map((s) => [s, groundTruth(data, s, K, THREADS)]));
 
 // ---- vecsync managed store -------------------------------------------------------------
 const dir = mkdtempSync(join(tmpdir(), "vecsync-bench-"));
@@ -86,25 +88,28 @@ await store.close();
 client.close();
 rmSync(dir, { recursive: true, force: true });
 
-// ---- raw usearch (same parameters, no filter support) ------------------------------------
+// ---- raw usearch: f16 (the issue's reference) and the store's own scalar, no filter support --
 let rawBuildSeconds = NaN;
 let rawBytes = NaN;
 if (!args["no-raw"]) {
   const scalars = { f32: ScalarKind.F32, f16: ScalarKind.F16, i8: ScalarKind.I8 };
-  const raw = new Index({ dimensions: DIMS, metric: MetricKind.Cos, quantization: scalars[params.scalar], connectivity: params.connectivity, expansion_add: params.expansionAdd, expansion_search: params.expansionSearch, multi: false });
-  t0 = performance.now();
-  raw.add(BigUint64Array.from({ length: N }, (_, i) => BigInt(i)), data.vectors, THREADS);
-  rawBuildSeconds = (performance.now() - t0) / 1000;
-  const rawFile = join(tmpdir(), `vecsync-bench-raw-${process.pid}.usearch`);
-  raw.save(rawFile);
-  rawBytes = statSync(rawFile).size / N;
-  rmSync(rawFile);
-  progress(`raw usearch: built in ${rawBuildSeconds.toFixed(1)} s`);
-  const sample = await measure(QUERIES, async (i) => {
-    const m = raw.search(data.queries[i]!, K, 1);
-    return recallAt(Array.from(m.keys, Number), truth.get(100)![i]!);
-  });
-  results.push({ engine: "raw usearch", selectivity: 100, sample });
+  for (const scalar of [...new Set(["f16", params.scalar] as ScalarKindName[])]) {
+    const raw = new Index({ dimensions: DIMS, metric: MetricKind.Cos, quantization: scalars[scalar], connectivity: params.connectivity, expansion_add: params.expansionAdd, expansion_search: params.expansionSearch, multi: false });
+    t0 = performance.now();
+    raw.add(BigUint64Array.from({ length: N }, (_, i) => BigInt(i)), data.vectors, THREADS);
+    const seconds = (performance.now() - t0) / 1000;
+    const rawFile = join(tmpdir(), `vecsync-bench-raw-${process.pid}.usearch`);
+    raw.save(rawFile);
+    const bytes = statSync(rawFile).size / N;
+    rmSync(rawFile);
+    if (scalar === params.scalar) [rawBuildSeconds, rawBytes] = [seconds, bytes];
+    progress(`raw usearch ${scalar}: built in ${seconds.toFixed(1)} s`);
+    const sample = await measure(QUERIES, async (i) => {
+      const m = raw.search(data.queries[i]!, K, 1);
+      return recallAt(Array.from(m.keys, Number), truth.get(100)![i]!);
+    });
+    results.push({ engine: `raw usearch ${scalar}`, selectivity: 100, sample });
+  }
 }
 
 // ---- pgvector HNSW on the local PostgreSQL -----------------------------------------------
@@ -138,16 +143,16 @@ console.log(table(
 ));
 console.log("\nRatios (vecsync against the baselines, same data, same run):\n");
 console.log(table(
-  ["selectivity", "p50 / raw usearch", "QPS × pgvector", "recall vecsync / pgvector"],
+  ["selectivity", "p50 / raw usearch f16", "QPS × pgvector", "recall vecsync / pgvector"],
   SELECTIVITY.map((s) => {
     const v = find("vecsync", s)!;
-    const raw = find("raw usearch", s);
+    const raw = find("raw usearch f16", s);
     const pg = find("pgvector", s);
     return [`${s}%`, raw ? fmt(v.p50 / raw.p50) : "n/a", pg ? fmt(v.qps / pg.qps, 1) : "n/a", pg ? `${fmt(v.recall, 3)} / ${fmt(pg.recall, 3)}` : "n/a"];
   }),
 ));
-console.log(`\nBuild: vecsync ${fmt(buildSeconds, 1)} s for ${N} upserts (libSQL rows + HNSW, ${THREADS} threads), checkpoint ${fmt(checkpointSeconds, 1)} s; raw usearch build ${fmt(rawBuildSeconds, 1)} s`);
-console.log(`Bytes per vector: vecsync memory ${fmt(stats.memoryBytes / N, 0)} (mirror: f32 unit vectors, metadata, pks, texts ${fmt((stats.memoryBytes - stats.indexBytes) / N, 0)}, HNSW ~${fmt(stats.indexBytes / N, 0)}), libSQL ${fmt(stats.sqlBytes / N, 0)}, index file ${fmt(indexFileBytes / N, 0)}; raw usearch file ${fmt(rawBytes, 0)}`);
+console.log(`\nBuild: vecsync ${fmt(buildSeconds, 1)} s for ${N} upserts (libSQL rows + HNSW, ${THREADS} threads), checkpoint ${fmt(checkpointSeconds, 1)} s; raw usearch ${params.scalar} build ${fmt(rawBuildSeconds, 1)} s`);
+console.log(`Bytes per vector: vecsync memory ${fmt(stats.memoryBytes / N, 0)} (mirror: f32 unit vectors, metadata, pks, texts ${fmt((stats.memoryBytes - stats.indexBytes) / N, 0)}, HNSW ~${fmt(stats.indexBytes / N, 0)}), libSQL ${fmt(stats.sqlBytes / N, 0)}, index file ${fmt(indexFileBytes / N, 0)}; raw usearch ${params.scalar} file ${fmt(rawBytes, 0)}`);
 if (pgBuild) console.log(pgBuild);
 console.log(`pgvector baseline: ${pgNote}`);
 console.log(`Machine load (1/5/15-min averages): at start ${loadAtStart}; at the end ${loadavg().map((l) => l.toFixed(2)).join(", ")}`);

@@ -1,9 +1,11 @@
-// The in-memory mirror of one generation: every live row's f32 vector, typed metadata, primary
+// The in-memory mirror of one generation: every live row's f32 vector (and its i8 codes), typed metadata, primary
 // key and (unless `keepTexts` is off) embedded text, indexed by rid. It feeds the exact path
 // (gather + usearch exactSearch), the f32 re-score of HNSW candidates, the in-memory filter
 // predicate and the hits themselves, so a search on a ready generation needs no SQL for
 // broad or unfiltered queries. libSQL stays the source of truth.
 import type { ColumnAccess } from "./filters/index.ts";
+import { quantizeInto } from "./quantize.ts";
+import { booleanColumn, type ColumnStore, keywordColumn, numberColumn } from "./columns.ts";
 import type { GenerationSpec, Metadata, MetadataValue } from "./types.ts";
 
 /** Rows gathered per exactSearch call: 2,048 rows × 384 dims × 4 B = 3 MiB. */
@@ -19,64 +21,6 @@ export const GATHER_ROWS = 2048;
 const SLAB_SHIFT = 18;
 const SLAB_ROWS = 1 << SLAB_SHIFT;
 const SLAB_MASK = SLAB_ROWS - 1;
-
-interface ColumnStore {
-  get(rid: number): MetadataValue;
-  set(rid: number, v: MetadataValue): void;
-  grow(capacity: number): void;
-  bytes(): number;
-}
-
-function numberColumn(capacity: number): ColumnStore {
-  let values = new Float64Array(capacity);
-  let present = new Uint8Array(capacity);
-  return {
-    get: (rid) => (present[rid] === 1 ? values[rid]! : null),
-    set: (rid, v) => {
-      present[rid] = v === null ? 0 : 1;
-      values[rid] = v === null ? 0 : Number(v);
-    },
-    grow: (n) => {
-      const nv = new Float64Array(n);
-      nv.set(values);
-      values = nv;
-      const np = new Uint8Array(n);
-      np.set(present);
-      present = np;
-    },
-    bytes: () => values.byteLength + present.byteLength,
-  };
-}
-
-function booleanColumn(capacity: number): ColumnStore {
-  let values = new Int8Array(capacity).fill(-1); // -1 = null
-  return {
-    get: (rid) => (values[rid] === -1 || values[rid] === undefined ? null : values[rid] === 1),
-    set: (rid, v) => {
-      values[rid] = v === null ? -1 : v ? 1 : 0;
-    },
-    grow: (n) => {
-      const nv = new Int8Array(n).fill(-1);
-      nv.set(values);
-      values = nv;
-    },
-    bytes: () => values.byteLength,
-  };
-}
-
-function keywordColumn(): ColumnStore {
-  const values: (string | null)[] = [];
-  let chars = 0;
-  return {
-    get: (rid) => values[rid] ?? null,
-    set: (rid, v) => {
-      chars += (typeof v === "string" ? v.length : 0) - (values[rid]?.length ?? 0);
-      values[rid] = v === null ? null : String(v);
-    },
-    grow: () => {},
-    bytes: () => values.length * 8 + chars * 2,
-  };
-}
 
 /**
  * Scales `data[from, from + dims)` to unit length. The mirror keeps unit vectors so the exact
@@ -95,6 +39,8 @@ export class Mirror {
   readonly dims: number;
   /** [GATHER_ROWS gather rows | one unit vector per rid of the slab], SLAB_ROWS rids per slab. */
   private readonly slabs: Float32Array[] = [];
+  /** The same layout holding each vector as i8 codes (quantize.ts), for the wide exact scan. */
+  private readonly codeSlabs: Int8Array[] = [];
   /** Rows in each slab's gather area: as many as the slab holds, up to GATHER_ROWS (small collections stay small). */
   private readonly gatherRows: number[] = [];
   private live: Uint8Array;
@@ -139,6 +85,7 @@ export class Mirror {
       const last = this.slabs.length - 1;
       if (last >= 0) this.growSlab(last, SLAB_ROWS - 1);
       this.slabs.push(new Float32Array(0));
+      this.codeSlabs.push(new Int8Array(0));
       this.gatherRows.push(0);
     }
     this.growSlab(index, rid & SLAB_MASK);
@@ -156,6 +103,9 @@ export class Mirror {
     const grown = new Float32Array((gather + next) * d);
     grown.set(old.subarray(oldGather * d), gather * d);
     this.slabs[index] = grown;
+    const codes = new Int8Array((gather + next) * d);
+    codes.set(this.codeSlabs[index]!.subarray(oldGather * d), gather * d);
+    this.codeSlabs[index] = codes;
     this.gatherRows[index] = gather;
   }
 
@@ -179,6 +129,7 @@ export class Mirror {
     const base = this.offsetOf(rid);
     page.set(vector, base);
     normalizeInPlace(page, base, this.dims);
+    quantizeInto(page, base, this.dims, this.codeSlabs[rid >>> SLAB_SHIFT]!, base);
     this.setMetadata(rid, metadata);
     this.setLabels(rid, pk, this.keepTexts ? text : undefined);
     if (this.live[rid] !== 1) this.liveCount++;
@@ -229,9 +180,18 @@ export class Mirror {
    * (rows taken = length / dims). Valid until the next gather: use it synchronously.
    */
   gather(rids: ArrayLike<number>, from: number, max: number): Float32Array {
+    return this.gatherFrom(this.slabs, rids, from, max);
+  }
+
+  /** `gather` for the i8 codes: same rows taken, a view at byte offset 0 of that slab's code gather area. */
+  gatherCodes(rids: ArrayLike<number>, from: number, max: number): Int8Array {
+    return this.gatherFrom(this.codeSlabs, rids, from, max);
+  }
+
+  private gatherFrom<T extends Float32Array | Int8Array>(slabs: T[], rids: ArrayLike<number>, from: number, max: number): T {
     const d = this.dims;
     const slab = rids[from]! >>> SLAB_SHIFT;
-    const data = this.slabs[slab]!;
+    const data = slabs[slab]!;
     const gather = this.gatherRows[slab]!;
     const end = Math.min(rids.length - from, max, gather);
     let n = 0;
@@ -241,7 +201,7 @@ export class Mirror {
       const src = (gather + (rid & SLAB_MASK)) * d;
       data.copyWithin(n * d, src, src + d);
     }
-    return data.subarray(0, n * d);
+    return data.subarray(0, n * d) as T;
   }
 
   readonly access: ColumnAccess<number> = (column) => {
@@ -271,7 +231,7 @@ export class Mirror {
   bytes(): number {
     const strings = this.pks.length + this.texts.length;
     const labels = this.labelChars * 2 + strings * 32;
-    const vectors = this.slabs.reduce((sum, slab) => sum + slab.byteLength, 0);
+    const vectors = [...this.slabs, ...this.codeSlabs].reduce((sum, slab) => sum + slab.byteLength, 0);
     return vectors + this.live.byteLength + this.columns.reduce((s, c) => s + c.bytes(), 0) + labels;
   }
 }

@@ -1,39 +1,36 @@
 // Routing between the exact path and the HNSW path, from a cost model calibrated with
 // `bun run bench query` and forced-path runs (CALIBRATION below).
 //   exact over m matching rows  ≈ m × (EXACT_SQL_US + EXACT_VECTOR_US × dims/384)
-//       (rids read through the metadata index, then gather + SIMD inner product of unit vectors)
+//       (rids read through the metadata index, then a gather + SIMD scan of i8 codes, f32 re-score)
 //   HNSW search for kq results  ≈ (HNSW_FIXED_US + HNSW_PER_RESULT_US × kq) × dims/384
 // A filter of selectivity p = m/N needs kq ≈ OVERSAMPLE × k / p candidates, so the two cross at
-// the m* solving  m·a = b + c·O·k·N/m  (exactCap). Route by the estimated match count, not by
-// percent: m* grows with √N.
+// the m* solving  m·a = b + c·O·k·N/m; HNSW's recall adds a floor linear in N (exactCap).
+// Route by the estimated match count, not by percent.
 import type { Predicate } from "./filters/index.ts";
 import type { HnswIndex } from "./hnsw.ts";
 import type { Mirror } from "./mirror.ts";
 
 /**
- * CALIBRATION — 100k × 384 clustered, f16, M=16, ef=64, k=10, one search thread, 2 cores shared
- * with other work (load average 3–4, so absolute times are ~2× an idle machine's; the crossover
- * is a ratio and held across runs). store.search p50, each path forced:
- *   matches   exact    HNSW (kq = 1.6·k/p)
- *     500     0.33 ms  38 ms   (kq 3,200: HNSW cost grows faster than linearly past ef)
- *   1,000     0.73     12
- *   2,000     1.4–2.0  3.6
- *   3,000     2.4–3.3  2.8
- *   4,000     2.9–4.3  1.4–1.6
- *   5,000     4.1–4.8  1.04
- *   8,000     6.6      0.6
- * → crossover ≈ 3,000–3,500 matching rows (the issue's anchors: 2,000–4,000). The constants
- * below are idle-machine figures with that crossover: m* = 3,390 at 100k × 384, ≈ 9,700 at
- * 1M × 384, ≈ 10,800 at 1M × 768 (the model scales both paths with dims, so m* barely moves;
- * the issue saw it halve at 768 dims — unconfirmed here).
- * `--large` (1M × 768, load ~3, ef=64): exact over 500 matches 0.57 ms, over 5,000 5.8 ms
- * (~1.1 µs/row: gathers from a 3 GB mirror miss the caches); HNSW kq=30 1.35 ms, kq=320 2.2 ms.
- * At 5,000 matches HNSW would need kq=3,200 (≈ 36 ms at 100k already), so exact is still right.
+ * CALIBRATION — 100k × 384 clustered, i8 index, M=16, ef=64, k=10, one search thread, load ~1;
+ * `bun run bench query --selectivity 0.5,1,2,3,5,8 --cap-scale 1e9` (exact) and `1e-9` (HNSW):
+ *   selectivity  matches  exact (i8 scan)  HNSW (kq = 1.6·k/p)       HNSW recall@10
+ *     0.5 %        500     0.15 ms          6.0 ms (kq 3,200)         0.93
+ *     1 %        1,000     0.26             5.7                       0.97
+ *     2 %        2,000     0.41             0.90                      0.92
+ *     3 %        3,000     0.57             0.52                      0.96
+ *     5 %        5,000     0.90             0.26 (kq 320)             0.998
+ *     8 %        8,000     1.39             0.19                      0.996
+ * Cost alone crosses near 2,500 matches (the constants below); recall sets the real bound: past
+ * ~400 candidates the i8 index orders the far tail too loosely (the true filtered top-10 sit
+ * beyond unfiltered rank k/p), so HNSW is used only when kq ≤ HNSW_MAX_KQ, i.e. from 4 % at
+ * k = 10 whatever the size. `--large` (1M × 768): the i8 scan of 5,000 rows 1.26 ms (f32: 2.96).
  */
-const EXACT_SQL_US = 0.09;
-const EXACT_VECTOR_US = 0.15;
-const HNSW_FIXED_US = 200;
-const HNSW_PER_RESULT_US = 1.3;
+const EXACT_SQL_US = 0.05;
+const EXACT_VECTOR_US = 0.13;
+const HNSW_FIXED_US = 70;
+const HNSW_PER_RESULT_US = 0.6;
+/** Most HNSW candidates a filtered search asks for (see CALIBRATION: recall, not cost). */
+const HNSW_MAX_KQ = 400;
 
 /** Margin over k/p: with 1.6 × k/p candidates fewer than k pass only ~5 % of the time (binomial), so one pass usually does. */
 const OVERSAMPLE = 1.6;
@@ -51,9 +48,25 @@ export const EXACT_UNFILTERED_ROWS = 2048;
 /** Kept for callers of the old model: one HNSW result costs about this many exactly scanned rows. */
 export const HNSW_UNIT_IN_EXACT_ROWS = Math.round(HNSW_PER_RESULT_US / (EXACT_SQL_US + EXACT_VECTOR_US));
 
-/** HNSW candidates to re-score for an unfiltered top-k: f32 re-scoring fixes the f16 index's near-ties. */
-export function rerankWant(k: number): number {
-  return 2 * k + 10;
+/**
+ * How wide an HNSW search must be (usearch's ef is max(expansion_search, results asked for)).
+ * Recall at a fixed ef falls as the graph grows: on the clustered benchmark data, i8, M=16,
+ * recall@10 after the f32 re-score is 0.998 at ef 64 on 100k × 384 but 0.86 at ef 64 and
+ * 0.992 at ef 384 on 1M × 768 (0.74 ms). ef grows as N^0.8 from the configured value at 100k rows.
+ */
+export function searchBreadth(liveRows: number, expansionSearch: number): number {
+  const scaled = expansionSearch * Math.pow(Math.max(1, liveRows / 100_000), 0.8);
+  return Math.min(MAX_BREADTH, Math.max(expansionSearch, Math.round(scaled)));
+}
+const MAX_BREADTH = 1024;
+
+/**
+ * HNSW candidates, in the index's order, to re-score in f32. The i8 index orders near-ties
+ * loosely: at ef 64 its own top-10 holds 0.85 of the true top-10, its top-30 re-scored 0.998;
+ * at ef 384 (1M × 768) the top-30 re-scored give 0.983, the top-60 0.992.
+ */
+export function rerankWant(k: number, breadth: number): number {
+  return Math.max(2 * k + 10, Math.ceil(breadth / 6));
 }
 
 /** Rows that must pass a filter among the HNSW candidates. */
@@ -62,16 +75,17 @@ export function filteredWant(k: number): number {
 }
 
 /**
- * The match count under which the exact path wins (m* above), for `dims` dimensions;
- * `scale` lets tests move it.
+ * The match count under which the exact path is used: where it is cheaper (m* above) or where
+ * HNSW would need more than HNSW_MAX_KQ candidates; `scale` lets tests move it.
  */
 export function exactCap(k: number, liveRows: number, scale = 1, dims = 384): number {
   const d = dims / 384;
   const a = EXACT_SQL_US + EXACT_VECTOR_US * d;
   const b = HNSW_FIXED_US * d;
   const c = HNSW_PER_RESULT_US * d * OVERSAMPLE * filteredWant(k) * liveRows;
-  const m = (b + Math.sqrt(b * b + 4 * a * c)) / (2 * a);
-  return Math.max(1, Math.round(scale * m));
+  const byCost = (b + Math.sqrt(b * b + 4 * a * c)) / (2 * a);
+  const byRecall = (OVERSAMPLE * filteredWant(k) * liveRows) / HNSW_MAX_KQ;
+  return Math.max(1, Math.round(scale * Math.max(byCost, byRecall)));
 }
 
 /** Fraction of live rows matching `pred`: a quick stride sample, a closer one when near `cap`. */
@@ -125,8 +139,9 @@ export function hnswCandidates(
   pred: Predicate<number> | null,
   selectivity: number,
   minScore: number | null,
+  breadth: number,
 ): HnswOutcome {
-  let kq = Math.ceil((want / Math.max(selectivity, 1e-6)) * (pred ? OVERSAMPLE : 1));
+  let kq = Math.max(breadth, Math.ceil((want / Math.max(selectivity, 1e-6)) * (pred ? OVERSAMPLE : 1)));
   const maxKq = kq * 8;
   for (;;) {
     kq = Math.min(kq, index.size);

@@ -5,13 +5,13 @@
 // every acknowledged write has reached.
 import type { Client } from "@libsql/client";
 import { VectorStoreError } from "./errors.ts";
-import { type Candidate, cutWithTies, exactTopK, rescore } from "./exact.ts";
+import { type Candidate, cutWithTies, exactTopK, rescore, SCAN_MIN_ROWS, scanTopK } from "./exact.ts";
 import { compilePredicate, compileSql, type FilterNode, metadataColumnName, type Predicate } from "./filters/index.ts";
 import type { Generation } from "./generation.ts";
 import { matchingRids, readTexts } from "./reads.ts";
 import { normalizeInPlace } from "./mirror.ts";
 import { comparePk } from "./pk-order.ts";
-import { EXACT_UNFILTERED_ROWS, estimateSelectivity, exactCap, filteredWant, hnswCandidates, rerankWant, routeFiltered } from "./planner.ts";
+import { EXACT_UNFILTERED_ROWS, estimateSelectivity, exactCap, filteredWant, hnswCandidates, rerankWant, routeFiltered, searchBreadth } from "./planner.ts";
 import { readMetadataValue } from "./rows.ts";
 import { generationTables } from "./schema.ts";
 import type { Metadata, SearchHit, SearchPath, SearchRequest, SearchResult } from "./types.ts";
@@ -45,8 +45,10 @@ function searchUnfiltered(gen: Generation, query: Float32Array, req: SearchReque
   if (mirror.liveCount <= EXACT_UNFILTERED_ROWS || gen.status !== "ready") {
     return { candidates: exactTopK(mirror, query, mirror.liveRids(), req.k), path: "exact-memory" };
   }
-  const found = hnswCandidates(gen.hnsw, mirror, query, rerankWant(req.k), null, 1, req.minScore ?? null);
-  return { candidates: cutWithTies(rescore(mirror, query, found.rids), req.k), path: "hnsw" };
+  const breadth = searchBreadth(mirror.liveCount, gen.hnsw.params.expansionSearch);
+  const want = rerankWant(req.k, breadth);
+  const found = hnswCandidates(gen.hnsw, mirror, query, want, null, 1, req.minScore ?? null, breadth);
+  return { candidates: cutWithTies(rescore(mirror, query, found.rids.slice(0, want)), req.k), path: "hnsw" };
 }
 
 async function searchFiltered(client: Client, gen: Generation, query: Float32Array, req: SearchRequest, node: FilterNode, capScale?: number): Promise<Found> {
@@ -57,7 +59,8 @@ async function searchFiltered(client: Client, gen: Generation, query: Float32Arr
     const all = await matchingRids(client, gen, compileSql(node, gen.spec.metadata), limit);
     if (all.count > limit) return { found: null, count: all.count };
     const rids = all.rids.filter((rid) => mirror.isLive(rid) && pred(rid)).sort();
-    return { found: { candidates: exactTopK(mirror, query, rids, req.k), path: "exact-memory" }, count: all.count };
+    const candidates = rids.length > SCAN_MIN_ROWS ? scanTopK(mirror, query, rids, req.k) : exactTopK(mirror, query, rids, req.k);
+    return { found: { candidates, path: "exact-memory" }, count: all.count };
   };
   if (gen.status !== "ready") return (await exactOver(Infinity)).found!;
   const live = mirror.liveCount;
@@ -80,9 +83,11 @@ async function filteredHnsw(
   selectivity: number,
   exactAll: () => Promise<{ found: Found | null }>,
 ): Promise<Found> {
-  const found = hnswCandidates(gen.hnsw, gen.mirror, query, filteredWant(req.k), pred, selectivity, req.minScore ?? null);
+  const breadth = searchBreadth(gen.mirror.liveCount, gen.hnsw.params.expansionSearch);
+  const found = hnswCandidates(gen.hnsw, gen.mirror, query, filteredWant(req.k), pred, selectivity, req.minScore ?? null, breadth);
   if (!found.complete) return (await exactAll()).found!;
-  return { candidates: cutWithTies(rescore(gen.mirror, query, found.rids), req.k), path: "hnsw" };
+  const rids = found.rids.slice(0, rerankWant(req.k, breadth));
+  return { candidates: cutWithTies(rescore(gen.mirror, query, rids), req.k), path: "hnsw" };
 }
 
 /** Turns the (at most k + ties) candidates into hits from the mirror, orders them, cuts to k. */

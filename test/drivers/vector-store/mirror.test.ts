@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { exactTopK, rescore } from "../../../src/drivers/vector-store/exact.ts";
+import { exactTopK, rescore, scanTopK } from "../../../src/drivers/vector-store/exact.ts";
 import { Mirror } from "../../../src/drivers/vector-store/mirror.ts";
 import type { GenerationSpec } from "../../../src/drivers/vector-store/types.ts";
 import { clusteredVectors, cosine } from "./helpers.ts";
@@ -31,6 +31,25 @@ describe("happy", () => {
     expect(mirror.isLive(16_384)).toBe(false);
     expect(mirror.liveCount).toBe(5);
     expect(mirror.bytes()).toBeGreaterThan(3 * 16_384 * 8 * 4);
+  });
+
+  test("the i8 scan finds the exact top-k across slabs, and keeps a whole tie group at its cut", () => {
+    const spec = { ...SPEC, dimensions: 64 };
+    const mirror = new Mirror(spec);
+    const vectors = clusteredVectors(6_000, 64, 11, 20);
+    const rids = vectors.map((_, i) => (i < 3_000 ? i : 262_144 + i)); // two slabs
+    rids.forEach((rid, i) => mirror.set(rid, vectors[i]!, [i], String(rid), ""));
+    for (const q of clusteredVectors(20, 64, 12, 20)) {
+      const query = q.map((x) => x / Math.hypot(...q));
+      expect(scanTopK(mirror, query, rids, 10)).toEqual(exactTopK(mirror, query, rids, 10).map((c) => ({ rid: c.rid, distance: expect.closeTo(c.distance, 6) })));
+    }
+    // 60 copies of one vector: exact ranking ties them all, so the scan must hand all 60 on.
+    const twin = vectors[5]!;
+    const twins = Array.from({ length: 60 }, (_, i) => 600_000 + i);
+    twins.forEach((rid) => mirror.set(rid, twin, [0], String(rid), ""));
+    const query = twin.map((x) => x / Math.hypot(...twin));
+    const found = scanTopK(mirror, query, [...rids, ...twins], 10);
+    expect(found.map((c) => c.rid).sort()).toEqual(expect.arrayContaining(twins.map(Number)));
   });
 
   test("a small collection holds a small vector array", () => {

@@ -1,22 +1,35 @@
 import { describe, expect, test } from "bun:test";
 import { compilePredicate, parseFilter } from "../../../src/drivers/vector-store/filters/index.ts";
 import { Mirror } from "../../../src/drivers/vector-store/mirror.ts";
-import { estimateSelectivity, exactCap, routeFiltered } from "../../../src/drivers/vector-store/planner.ts";
+import { estimateSelectivity, exactCap, rerankWant, routeFiltered, searchBreadth } from "../../../src/drivers/vector-store/planner.ts";
 import type { GenerationSpec } from "../../../src/drivers/vector-store/types.ts";
 
 const SPEC: GenerationSpec = { dimensions: 4, numericPk: true, metadata: [{ name: "price", type: "float" }] };
 
 describe("happy", () => {
-  test("the exact-path cap sits at the calibrated crossover and grows with √N", () => {
-    expect(exactCap(10, 100_000)).toBeGreaterThan(3_000);
-    expect(exactCap(10, 100_000)).toBeLessThan(3_600);
-    expect(exactCap(10, 1_000_000) / exactCap(10, 100_000)).toBeGreaterThan(2.5);
+  test("the exact-path cap: HNSW only where it needs at most 400 candidates, and where it is cheaper", () => {
+    expect(exactCap(10, 100_000)).toBe(4_000); // 4 % at k = 10: the recall bound
+    expect(exactCap(100, 100_000)).toBe(40_000);
+    expect(exactCap(10, 1_000_000, 1, 768)).toBe(40_000);
+    expect(exactCap(10, 2_000)).toBeGreaterThan(80); // small collections: the cost crossover
+    expect(exactCap(10, 2_000)).toBeLessThan(2_000);
     expect(exactCap(10, 100_000, 0.5)).toBe(Math.round(exactCap(10, 100_000) / 2));
   });
 
+  test("the HNSW search widens with the collection and re-scores more of what it finds", () => {
+    expect(searchBreadth(5_000, 64)).toBe(64);
+    expect(searchBreadth(100_000, 64)).toBe(64);
+    expect(searchBreadth(1_000_000, 64)).toBeGreaterThanOrEqual(384);
+    expect(searchBreadth(1_000_000, 64)).toBeLessThan(512);
+    expect(searchBreadth(1e9, 64)).toBe(1024);
+    expect(rerankWant(10, 64)).toBe(30);
+    expect(rerankWant(10, searchBreadth(1_000_000, 64))).toBeGreaterThanOrEqual(60);
+    expect(rerankWant(100, 64)).toBe(210);
+  });
+
   test("routing: exact (with a bounded read) under the cap, HNSW with the estimate above it", () => {
-    expect(routeFiltered(0.005, 100_000, 3_400)).toEqual({ path: "exact", limit: 5_100 });
-    expect(routeFiltered(0.05, 100_000, 3_400)).toEqual({ path: "hnsw", selectivity: 0.05 });
+    expect(routeFiltered(0.005, 100_000, 4_000)).toEqual({ path: "exact", limit: 6_000 });
+    expect(routeFiltered(0.05, 100_000, 4_000)).toEqual({ path: "hnsw", selectivity: 0.05 });
   });
 
   test("selectivity estimates from the mirror are close, and skip deleted rows", () => {

@@ -140,7 +140,7 @@ describe("happy", () => {
     const rows = productRows(300, SPEC.dimensions);
     await store.upsert("vt_a", rows);
     await store.close();
-    const reopened = await w.open();
+    const reopened = await w.open({ exactCapScale: 1e9 });
     const first = await reopened.search("vt_a", { vector: queries[1]!, k: 10, filter: { stock: { lt: 20 } } });
     expect(first.path).toBe("exact-sql"); // the mirror is still loading
     await reopened.whenReady("vt_a");

@@ -1,0 +1,61 @@
+// The mirror's typed metadata columns, indexed by rid: numbers as f64 with a presence byte,
+// booleans as one byte (-1 = null), keywords as strings.
+import type { MetadataValue } from "./types.ts";
+
+export interface ColumnStore {
+  get(rid: number): MetadataValue;
+  set(rid: number, v: MetadataValue): void;
+  grow(capacity: number): void;
+  bytes(): number;
+}
+
+export function numberColumn(capacity: number): ColumnStore {
+  let values = new Float64Array(capacity);
+  let present = new Uint8Array(capacity);
+  return {
+    get: (rid) => (present[rid] === 1 ? values[rid]! : null),
+    set: (rid, v) => {
+      present[rid] = v === null ? 0 : 1;
+      values[rid] = v === null ? 0 : Number(v);
+    },
+    grow: (n) => {
+      const nv = new Float64Array(n);
+      nv.set(values);
+      values = nv;
+      const np = new Uint8Array(n);
+      np.set(present);
+      present = np;
+    },
+    bytes: () => values.byteLength + present.byteLength,
+  };
+}
+
+export function booleanColumn(capacity: number): ColumnStore {
+  let values = new Int8Array(capacity).fill(-1); // -1 = null
+  return {
+    get: (rid) => (values[rid] === -1 || values[rid] === undefined ? null : values[rid] === 1),
+    set: (rid, v) => {
+      values[rid] = v === null ? -1 : v ? 1 : 0;
+    },
+    grow: (n) => {
+      const nv = new Int8Array(n).fill(-1);
+      nv.set(values);
+      values = nv;
+    },
+    bytes: () => values.byteLength,
+  };
+}
+
+export function keywordColumn(): ColumnStore {
+  const values: (string | null)[] = [];
+  let chars = 0;
+  return {
+    get: (rid) => values[rid] ?? null,
+    set: (rid, v) => {
+      chars += (typeof v === "string" ? v.length : 0) - (values[rid]?.length ?? 0);
+      values[rid] = v === null ? null : String(v);
+    },
+    grow: () => {},
+    bytes: () => values.length * 8 + chars * 2,
+  };
+}
