@@ -11,7 +11,7 @@ import type { Generation } from "./generation.ts";
 import { matchingRids, readTexts } from "./reads.ts";
 import { normalizeInPlace } from "./mirror.ts";
 import { comparePk } from "./pk-order.ts";
-import { EXACT_UNFILTERED_ROWS, estimateSelectivity, exactCap, filteredWant, hnswCandidates, rerankWant, routeFiltered, searchBreadth } from "./planner.ts";
+import { EXACT_UNFILTERED_ROWS, estimateSelectivity, exactCap, filteredRescore, filteredWant, hnswCandidates, rerankWant, routeFiltered, searchBreadth } from "./planner.ts";
 import { readMetadataValue } from "./rows.ts";
 import { generationTables } from "./schema.ts";
 import type { Metadata, SearchHit, SearchPath, SearchRequest, SearchResult } from "./types.ts";
@@ -86,7 +86,7 @@ async function filteredHnsw(
   const breadth = searchBreadth(gen.mirror.liveCount, gen.hnsw.params.expansionSearch);
   const found = hnswCandidates(gen.hnsw, gen.mirror, query, filteredWant(req.k), pred, selectivity, req.minScore ?? null, breadth);
   if (!found.complete) return (await exactAll()).found!;
-  const rids = found.rids.slice(0, rerankWant(req.k, breadth));
+  const rids = found.rids.slice(0, filteredRescore(req.k, breadth));
   return { candidates: cutWithTies(rescore(gen.mirror, query, rids), req.k), path: "hnsw" };
 }
 
