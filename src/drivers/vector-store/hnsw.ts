@@ -1,6 +1,7 @@
 // A usearch HNSW index keyed by rid, metric cosine. Its JS binding has no filter callback and
 // cannot change expansion_search on a live index, so filtering is done by oversampling in
-// search.ts, and ef is fixed when the index is made (it stays as configured across load()).
+// search.ts; usearch searches with ef = max(expansion_search, results asked for), so asking for
+// more results is how a search is widened (planner.ts searchBreadth).
 import { Index, MetricKind, ScalarKind } from "usearch";
 import type { IndexParams, ScalarKindName } from "./types.ts";
 

@@ -3,6 +3,5 @@
 export { DEFAULT_INDEX_PARAMS, VectorStore, type VectorStoreOptions, type WriteTarget } from "./store.ts";
 export { FilterError, VectorStoreError, type FilterIssue, type VectorStoreErrorCode } from "./errors.ts";
 export { parseFilter, compileSql, compilePredicate } from "./filters/index.ts";
-export { exactCap, HNSW_UNIT_IN_EXACT_ROWS } from "./planner.ts";
 export type * from "./types.ts";
 export { checkedMetadata } from "./rows.ts";

@@ -45,9 +45,6 @@ const NEAR_CAP = 4;
 /** Unfiltered searches over at most this many rows are exact (one gather chunk, ~0.3 ms). */
 export const EXACT_UNFILTERED_ROWS = 2048;
 
-/** Kept for callers of the old model: one HNSW result costs about this many exactly scanned rows. */
-export const HNSW_UNIT_IN_EXACT_ROWS = Math.round(HNSW_PER_RESULT_US / (EXACT_SQL_US + EXACT_VECTOR_US));
-
 /**
  * How wide an HNSW search must be (usearch's ef is max(expansion_search, results asked for)).
  * Recall at a fixed ef falls as the graph grows: on the clustered benchmark data, i8, M=16,
