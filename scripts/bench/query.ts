@@ -1,8 +1,10 @@
-// `bun run bench query [--large] [--queries N] [--scalar f16|f32|i8] [--m 16] [--ef 64]
-//   [--ef-add 128] [--cap-scale X] [--no-pg] [--no-raw]`
+// `bun run bench query [--large] [--queries N] [--scalar i8|f16|f32] [--m 16] [--ef 64]
+//   [--ef-add 128] [--cap-scale X] [--selectivity 1,2,5] [--no-pg] [--no-raw]`
+// (--cap-scale 1e9 / 1e-9 force the exact / HNSW path: how planner.ts was calibrated)
 // The managed vector store on synthetic clustered data (default 100,000 × 384; --large:
 // 1,000,000 × 768), per filter selectivity: p50/p99, QPS, recall@10 against exact ground truth,
-// build time and bytes per vector; beside raw usearch HNSW and pgvector HNSW measured in the
+// build time and bytes per vector; beside raw usearch HNSW (f16, the issue's reference, and the
+// store's scalar) and pgvector HNSW measured in the
 // same run on the same data. Progress goes to stderr, the tables to stdout.
 import { createClient } from "@libsql/client";
 import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
