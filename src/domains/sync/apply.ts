@@ -56,23 +56,34 @@ async function storedHashes(job: SyncJob, target: ApplyTarget, pks: string[]) {
   return { current, reference };
 }
 
+/** The source hashes that differ from what the target stores (or remembers as empty text). */
+function splitChanged(job: SyncJob, hashes: RowHash[], current: Map<string, RowHashes>, force = false): { changed: RowHash[]; unchanged: number } {
+  const empties = emptyRowsOf(job.services, job.table.id);
+  const changed: RowHash[] = [];
+  for (const h of hashes) {
+    const pk = keyText(h.key);
+    const text = storedTextHash(h.textHash, job.tag);
+    const now = current.get(pk);
+    const same = now ? now.textHash === text && now.metaHash === h.metaHash : empties.get(pk) === text;
+    if (!same || force) changed.push(h);
+  }
+  return { changed, unchanged: hashes.length - changed.length };
+}
+
+/** `splitChanged` against the target's stored hashes: lets a pass gather changes over many pages. */
+export async function changedRows(job: SyncJob, hashes: RowHash[], target: ApplyTarget): Promise<{ changed: RowHash[]; unchanged: number }> {
+  const stored = await job.services.vectors.hashes(target.collection, { pks: hashes.map((h) => keyText(h.key)), generation: target.generation });
+  return splitChanged(job, hashes, byPk(stored));
+}
+
 /** Reads, renders and embeds what the given source hashes call for; writes nothing yet. */
 export async function prepareRows(job: SyncJob, hashes: RowHash[], target: ApplyTarget, opts: { signal?: AbortSignal; force?: boolean } = {}): Promise<Prepared> {
   const counts = zeroCounts();
   const empties = emptyRowsOf(job.services, job.table.id);
-  const pks = hashes.map((h) => keyText(h.key));
-  const { current, reference } = await storedHashes(job, target, pks);
-  const want = new Map<string, { text: string; meta: string }>();
-  const toFetch: RowHash[] = [];
-  hashes.forEach((h, i) => {
-    const pk = pks[i]!;
-    const text = storedTextHash(h.textHash, job.tag);
-    want.set(pk, { text, meta: h.metaHash });
-    const now = current.get(pk);
-    const same = now ? now.textHash === text && now.metaHash === h.metaHash : empties.get(pk) === text;
-    if (same && !opts.force) counts.unchanged++;
-    else toFetch.push(h);
-  });
+  const { current, reference } = await storedHashes(job, target, hashes.map((h) => keyText(h.key)));
+  const want = new Map(hashes.map((h) => [keyText(h.key), { text: storedTextHash(h.textHash, job.tag), meta: h.metaHash }]));
+  const { changed: toFetch, unchanged } = splitChanged(job, hashes, current, opts.force);
+  counts.unchanged = unchanged;
   const fetched = await job.source.fetchByKeys({ table: job.table.sourceTable, pk: [job.table.primaryKeyColumn], columns: job.columns, keys: toFetch.map((h) => h.key) });
   const rows = new Map<string, SourceRow>(fetched.map((r) => [keyText(r.key), r]));
 

@@ -3,10 +3,10 @@
 // stream missed. `runBatchPass` runs one pass now (the tick calls it; so can tests).
 import { and, eq, inArray } from "drizzle-orm";
 import type { Services } from "../../services.ts";
-import { keyText } from "../../drivers/sources/types.ts";
+import { keyText, type RowHash } from "../../drivers/sources/types.ts";
 import { tasks } from "../../scheduler/tables.ts";
 import type { VectorTableRow } from "../vector-tables/tables.ts";
-import { addCounts, prepareRows, zeroCounts, type ApplyCounts, type ApplyTarget } from "./apply.ts";
+import { addCounts, changedRows, prepareRows, zeroCounts, type ApplyCounts, type ApplyTarget } from "./apply.ts";
 import { BudgetExceededError, vectorAllowance } from "./budget.ts";
 import { loadTable, openJob, type SyncJob } from "./job.ts";
 import { hashPages } from "./pages.ts";
@@ -18,18 +18,33 @@ export const FAILURES_BEFORE_ERROR = 3;
 
 export type PassResult = { counts: ApplyCounts; rows: number };
 
-/** Every source row through `prepareRows`, then every stored row the source no longer has deleted. */
+/**
+ * Changed rows gathered before they are fetched and embedded together: a pass that finds 1 % of
+ * rows changed makes a few full embedding requests, not one small request per page read.
+ */
+const PASS_FLUSH_ROWS = 512;
+
+/** Every changed source row through `prepareRows`, then every stored row the source no longer has deleted. */
 export async function hashPass(job: SyncJob, target: ApplyTarget, signal?: AbortSignal): Promise<PassResult> {
   const counts = zeroCounts();
   const seen = new Set<string>();
-  for await (const page of hashPages(job, null)) {
-    signal?.throwIfAborted();
-    for (const h of page) seen.add(keyText(h.key));
-    const prepared = await prepareRows(job, page, target, { signal });
+  let pending: RowHash[] = [];
+  const flush = async () => {
+    const prepared = await prepareRows(job, pending, target, { signal });
+    pending = [];
     await prepared.commit();
     addCounts(counts, prepared.counts);
     if (prepared.overBudget > 0) throw new BudgetExceededError(job.services.config.freeVectorBudget);
+  };
+  for await (const page of hashPages(job, null)) {
+    signal?.throwIfAborted();
+    for (const h of page) seen.add(keyText(h.key));
+    const { changed, unchanged } = await changedRows(job, page, target);
+    counts.unchanged += unchanged;
+    pending.push(...changed);
+    if (pending.length >= PASS_FLUSH_ROWS) await flush();
   }
+  if (pending.length > 0) await flush();
   counts.deleted += await deleteVanished(job, target, seen);
   const empties = emptyRowsOf(job.services, job.table.id);
   for (const pk of empties.keys()) if (!seen.has(pk)) empties.delete(pk);

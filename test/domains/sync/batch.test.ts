@@ -33,6 +33,18 @@ describe("happy", () => {
     expect(row.lastSyncStartedAt! <= row.lastSyncAt!).toBe(true);
   });
 
+  test("changes found on different pages are embedded together, in one request", async () => {
+    await w.sql`UPDATE docs SET body = 'first page' WHERE id = 3`;
+    await w.sql`UPDATE docs SET body = 'second page' WHERE id = 290`; // past PAGE_SIZE (256) rows
+    const [requests, before] = [w.fake.counters.served, inputs()];
+    const result = (await runBatchPass(w.services, table.id))!;
+    const [{ n }] = await w.sql`SELECT count(*)::int AS n FROM docs`;
+    expect(result.counts).toMatchObject({ embedded: 2, unchanged: n - 2 });
+    expect(inputs() - before).toBe(2);
+    expect(w.fake.counters.served - requests).toBe(1);
+    await matchesSource();
+  });
+
   test("a metadata-only change costs no embedding call at all", async () => {
     await w.sql`UPDATE docs SET price = price + 1`;
     const before = inputs();
