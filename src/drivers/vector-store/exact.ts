@@ -22,29 +22,32 @@ export function cutWithTies(list: Candidate[], want: number): Candidate[] {
   return list.slice(0, end);
 }
 
-/** Inner product over the mirror's unit vectors: distance 1 − cos, at twice the cosine kernel's speed. */
-function searchChunk(data: Float32Array, query: Float32Array, dims: number, count: number): Matches {
-  return exactSearch(data, query, dims, count, MetricKind.IP, 1) as Matches;
-}
-
-/** `query` must be a unit vector that owns its buffer (usearch ignores typed-array offsets). */
-export function exactTopK(mirror: Mirror, query: Float32Array, rids: ArrayLike<number>, want: number): Candidate[] {
+/**
+ * The `want` nearest of `rids` (and every row tied with the last), scored by usearch's
+ * exactSearch one gathered chunk at a time. `query` must own its buffer.
+ */
+function nearestInChunks(rids: ArrayLike<number>, want: number, dims: number, gather: (from: number) => Float32Array | Int8Array, query: Float32Array | Int8Array, metric: MetricKind): Candidate[] {
   const all: Candidate[] = [];
-  const dims = mirror.dims;
-  if (want <= 0) return all;
   for (let from = 0; from < rids.length; ) {
-    const data = mirror.gather(rids, from, GATHER_ROWS);
+    const data = gather(from);
     const count = data.length / dims;
     // One more than wanted shows whether the tie group at the cut continues past it.
-    let matches = searchChunk(data, query, dims, Math.min(count, want + 1));
+    let matches = exactSearch(data, query, dims, Math.min(count, want + 1), metric, 1) as Matches;
     const d = matches.distances;
-    if (d.length > want && d[want] === d[want - 1]) matches = searchChunk(data, query, dims, count);
-    for (let i = 0; i < matches.keys.length; i++) {
-      all.push({ rid: rids[from + Number(matches.keys[i]!)]!, distance: matches.distances[i]! });
-    }
+    if (d.length > want && d[want] === d[want - 1]) matches = exactSearch(data, query, dims, count, metric, 1) as Matches;
+    for (let i = 0; i < matches.keys.length; i++) all.push({ rid: rids[from + Number(matches.keys[i]!)]!, distance: matches.distances[i]! });
     from += count;
   }
   return cutWithTies(all, want);
+}
+
+/**
+ * `query` must be a unit vector that owns its buffer (usearch ignores typed-array offsets).
+ * Scored by inner product over the mirror's unit vectors: distance 1 − cos, at twice the cosine kernel's speed.
+ */
+export function exactTopK(mirror: Mirror, query: Float32Array, rids: ArrayLike<number>, want: number): Candidate[] {
+  if (want <= 0) return [];
+  return nearestInChunks(rids, want, mirror.dims, (from) => mirror.gather(rids, from, GATHER_ROWS), query, MetricKind.IP);
 }
 
 /** Above this many rows the exact path scans i8 codes (scanTopK): as exact on every run measured, up to 2.3× faster. */
@@ -61,21 +64,9 @@ export function scanRescoreRows(k: number): number {
  * benchmark data it agrees with `exactTopK` (recall@10 1.0 at 5,000 and 50,000 rows).
  */
 export function scanTopK(mirror: Mirror, query: Float32Array, rids: ArrayLike<number>, k: number): Candidate[] {
-  const dims = mirror.dims;
-  const codes = quantizeQuery(query);
-  const want = scanRescoreRows(k);
-  const best: Candidate[] = [];
-  for (let from = 0; from < rids.length; ) {
-    const data = mirror.gatherCodes(rids, from, GATHER_ROWS);
-    const count = data.length / dims;
-    let matches = exactSearch(data, codes, dims, Math.min(count, want + 1), MetricKind.Cos, 1) as Matches;
-    const d = matches.distances;
-    // Identical vectors have identical codes: a tie at the cut is kept whole, as in exactTopK.
-    if (d.length > want && d[want] === d[want - 1]) matches = exactSearch(data, codes, dims, count, MetricKind.Cos, 1) as Matches;
-    for (let i = 0; i < matches.keys.length; i++) best.push({ rid: rids[from + Number(matches.keys[i]!)]!, distance: matches.distances[i]! });
-    from += count;
-  }
-  return cutWithTies(rescore(mirror, query, cutWithTies(best, want).map((c) => c.rid)), k);
+  // Identical vectors have identical codes: a tie at the i8 cut is kept whole, as in exactTopK.
+  const best = nearestInChunks(rids, scanRescoreRows(k), mirror.dims, (from) => mirror.gatherCodes(rids, from, GATHER_ROWS), quantizeQuery(query), MetricKind.Cos);
+  return cutWithTies(rescore(mirror, query, best.map((c) => c.rid)), k);
 }
 
 /**

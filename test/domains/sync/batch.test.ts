@@ -38,7 +38,7 @@ describe("happy", () => {
     await w.sql`UPDATE docs SET body = 'second page' WHERE id = 290`; // past PAGE_SIZE (256) rows
     const [requests, before] = [w.fake.counters.served, inputs()];
     const result = (await runBatchPass(w.services, table.id))!;
-    const [{ n }] = await w.sql`SELECT count(*)::int AS n FROM docs`;
+    const [{ n }] = (await w.sql`SELECT count(*)::int AS n FROM docs`) as unknown as [{ n: number }];
     expect(result.counts).toMatchObject({ embedded: 2, unchanged: n - 2 });
     expect(inputs() - before).toBe(2);
     expect(w.fake.counters.served - requests).toBe(1);
