@@ -1,4 +1,4 @@
-// `bun run bench query [--large] [--queries N] [--scalar i8|f16|f32] [--m 16] [--ef 64]
+// `bun run bench query [--large] [--clusters N] [--queries N] [--scalar i8|f16|f32] [--m 16] [--ef 64]
 //   [--ef-add 128] [--cap-scale X] [--selectivity 1,2,5] [--no-pg] [--no-raw]`
 // (--cap-scale 1e9 / 1e-9 force the exact / HNSW path: how planner.ts was calibrated)
 // The managed vector store on synthetic clustered data (default 100,000 × 384; --large:
@@ -22,6 +22,7 @@ const { values: args } = parseArgs({
   args: process.argv.slice(3),
   options: {
     large: { type: "boolean", default: false },
+    clusters: { type: "string" },
     queries: { type: "string" },
     scalar: { type: "string", default: "i8" },
     m: { type: "string", default: "16" },
@@ -44,8 +45,8 @@ const SELECTIVITY = args.selectivity ? args.selectivity.split(",").map(Number) :
 const params = { scalar: args.scalar as ScalarKindName, connectivity: Number(args.m), expansionAdd: Number(args["ef-add"]), expansionSearch: Number(args.ef), threads: THREADS };
 
 const loadAtStart = loadavg().map((l) => l.toFixed(2)).join(", ");
-progress(`dataset ${N} × ${DIMS}, ${QUERIES} queries, index ${JSON.stringify(params)}`);
-const data = makeDataset(N, DIMS, QUERIES);
+progress(`dataset ${N} × ${DIMS}${args.clusters ? ` (${args.clusters} clusters)` : ""}, ${QUERIES} queries, index ${JSON.stringify(params)}`);
+const data = makeDataset(N, DIMS, QUERIES, 42, args.clusters ? Number(args.clusters) : undefined);
 progress("ground truth (exact, brute force)");
 const truth = new Map([...new Set([...SELECTIVITY, 100])].map((s) => [s, groundTruth(data, s, K, THREADS)]));
 
@@ -70,9 +71,12 @@ const buildSeconds = (performance.now() - t0) / 1000;
 t0 = performance.now();
 await store.checkpoint("bench");
 const checkpointSeconds = (performance.now() - t0) / 1000;
+t0 = performance.now();
+const calibration = await store.calibrate("bench");
+const calibrateSeconds = (performance.now() - t0) / 1000;
 const stats = await store.stats("bench");
 const indexFileBytes = readdirSync(join(dir, "indexes")).filter((f) => f.endsWith(".usearch")).reduce((s, f) => s + statSync(join(dir, "indexes", f)).size, 0);
-progress(`vecsync: built in ${buildSeconds.toFixed(1)} s (libSQL + HNSW), checkpoint ${checkpointSeconds.toFixed(1)} s`);
+progress(`vecsync: built in ${buildSeconds.toFixed(1)} s (libSQL + HNSW), checkpoint ${checkpointSeconds.toFixed(1)} s, calibration ${calibrateSeconds.toFixed(1)} s`);
 
 const results: { engine: string; selectivity: number; sample: Sample; paths?: string }[] = [];
 for (const s of SELECTIVITY) {
@@ -138,7 +142,7 @@ if (!args["no-pg"]) {
 
 // ---- report ------------------------------------------------------------------------------
 const find = (engine: string, s: number) => results.find((r) => r.engine === engine && r.selectivity === s)?.sample;
-console.log(`\n## bench query: ${N.toLocaleString("en")} × ${DIMS}, top-${K}, ${QUERIES} queries, one search thread\n`);
+console.log(`\n## bench query: ${N.toLocaleString("en")} × ${DIMS}${args.clusters ? ` (${args.clusters} clusters)` : ""}, top-${K}, ${QUERIES} queries, one search thread\n`);
 console.log(table(
   ["engine", "selectivity", "p50 ms", "p99 ms", "QPS", "recall@10", "paths"],
   results.map((r) => [r.engine, `${r.selectivity}%`, fmt(r.sample.p50, 3), fmt(r.sample.p99, 3), fmt(r.sample.qps, 0), fmt(r.sample.recall, 3), r.paths ?? ""]),
@@ -154,6 +158,8 @@ console.log(table(
   }),
 ));
 console.log(`\nBuild: vecsync ${fmt(buildSeconds, 1)} s for ${N} upserts (libSQL rows + HNSW, ${THREADS} threads), checkpoint ${fmt(checkpointSeconds, 1)} s; raw usearch ${params.scalar} build ${fmt(rawBuildSeconds, 1)} s`);
+const bands = calibration?.bands.map((b) => `${b.selectivity * 100}% → ${b.choice === "exact" ? "exact" : `depth ${b.choice}`} (${fmt(b.recall, 3)})`).join(", ");
+console.log(`Calibration (filtered-search depth measured on this data, ${fmt(calibrateSeconds, 1)} s): ${bands || "none"}`);
 console.log(`Bytes per vector: vecsync memory ${fmt(stats.memoryBytes / N, 0)} (mirror: f32 unit vectors, metadata, pks, texts ${fmt((stats.memoryBytes - stats.indexBytes) / N, 0)}, HNSW ~${fmt(stats.indexBytes / N, 0)}), libSQL ${fmt(stats.sqlBytes / N, 0)}, index file ${fmt(indexFileBytes / N, 0)}; raw usearch ${params.scalar} file ${fmt(rawBytes, 0)}`);
 if (pgBuild) console.log(pgBuild);
 console.log(`pgvector baseline: ${pgNote}`);

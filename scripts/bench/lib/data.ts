@@ -39,9 +39,9 @@ function samplePoint(out: Float32Array, offset: number, centres: Float32Array, c
   for (let j = 0; j < dims; j++) out[offset + j]! *= inv;
 }
 
-export function makeDataset(n: number, dims: number, queryCount: number, seed = 42): Dataset {
+/** `clusters` defaults to √n; more, smaller clusters make the far neighbours harder to order. */
+export function makeDataset(n: number, dims: number, queryCount: number, seed = 42, clusters = Math.max(16, Math.round(Math.sqrt(n)))): Dataset {
   const rand = rng(seed);
-  const clusters = Math.max(16, Math.round(Math.sqrt(n)));
   const centres = new Float32Array(clusters * dims);
   for (let i = 0; i < centres.length; i++) centres[i] = gaussian(rand) / Math.sqrt(dims);
   // Spread comparable to the centres' own scale: clusters overlap, as topics do.

@@ -3,6 +3,7 @@
 // after the checkpoint's sequence, then check the index count against libSQL. Any doubt → the
 // index is rebuilt in the background while searches are answered exactly (never empty/partial).
 import type { Client } from "@libsql/client";
+import { type Calibration, calibratable, calibrate, isStale } from "./calibration.ts";
 import { loadCheckpoint, removeCheckpointFiles, saveCheckpoint } from "./checkpoint.ts";
 import { HnswIndex } from "./hnsw.ts";
 import { Mutex } from "./lock.ts";
@@ -28,6 +29,9 @@ export class Generation implements GenerationRef {
   private pins = 0;
   private unpinned: (() => void) | null = null;
   closed = false;
+  /** Measured filtered-search depth per selectivity band; null until measured (planner defaults). */
+  calibration: Calibration | null = null;
+  private calibrating: Promise<void> | null = null;
 
   constructor(
     readonly collection: string,
@@ -194,6 +198,31 @@ export class Generation implements GenerationRef {
       await pruneTombstones(client, this, meta.seq);
       return true;
     });
+  }
+
+  /** Starts a background calibration when the index is ready and the last one is missing or stale. */
+  calibrateIfStale(): void {
+    if (this.status !== "ready" || this.calibrating || !calibratable(this.mirror.liveCount)) return;
+    if (isStale(this.calibration, this.mirror.liveCount)) void this.calibrateNow();
+  }
+
+  /** Measures now (or joins the measurement under way). A failure leaves the defaults in place. */
+  calibrateNow(): Promise<void> {
+    this.calibrating ??= (async () => {
+      const started = performance.now();
+      try {
+        if (this.status !== "ready" || !calibratable(this.mirror.liveCount)) return;
+        const result = await calibrate(this, () => new Promise((resolve) => setImmediate(resolve)));
+        if (!result) return;
+        this.calibration = result;
+        this.log("vector_store.calibrated", { collection: this.collection, generation: this.generation, rows: result.liveRows, bands: result.bands, ms: Math.round(performance.now() - started) });
+      } catch (e) {
+        this.log("vector_store.calibration_failed", { collection: this.collection, generation: this.generation, error: String(e) });
+      } finally {
+        this.calibrating = null;
+      }
+    })();
+    return this.calibrating;
   }
 
   removeFiles(): void {

@@ -5,7 +5,8 @@
 //   HNSW search for kq results  ≈ (HNSW_FIXED_US + HNSW_PER_RESULT_US × kq) × dims/384
 // A filter of selectivity p = m/N needs kq ≈ OVERSAMPLE × k / p candidates, so the two cross at
 // the m* solving  m·a = b + c·O·k·N/m; HNSW's recall adds a floor linear in N (exactCap).
-// Route by the estimated match count, not by percent.
+// Route by the estimated match count, not by percent. These defaults hold on the benchmark's data;
+// calibration.ts measures each collection and deepens (or replaces) filtered HNSW where they don't.
 import type { Predicate } from "./filters/index.ts";
 import type { HnswIndex } from "./hnsw.ts";
 import type { Mirror } from "./mirror.ts";
@@ -66,8 +67,8 @@ function deepening(breadth: number, index: HnswIndex): number {
 }
 
 /** Passing candidates a filtered search re-scores: a broad filter's passes crowd the top, so more of them. */
-export function filteredRescore(k: number, breadth: number): number {
-  return 4 * rerankWant(k, breadth);
+export function filteredRescore(k: number, breadth: number, depth = 1): number {
+  return 4 * depth * rerankWant(k, breadth);
 }
 
 /**
@@ -88,6 +89,16 @@ export function filteredWant(k: number): number {
  * The match count under which the exact path is used: where it is cheaper (m* above) or where
  * HNSW would need more than HNSW_MAX_KQ candidates; `scale` lets tests move it.
  */
+/** The cost model above, in µs: the exact path over `matches` rows. */
+export function exactCostUs(matches: number, dims: number): number {
+  return matches * (EXACT_SQL_US + EXACT_VECTOR_US * (dims / 384));
+}
+
+/** The cost model above, in µs: one HNSW search for `kq` results. */
+export function hnswCostUs(kq: number, dims: number): number {
+  return (HNSW_FIXED_US + HNSW_PER_RESULT_US * kq) * (dims / 384);
+}
+
 export function exactCap(k: number, liveRows: number, scale = 1, dims = 384): number {
   const d = dims / 384;
   const a = EXACT_SQL_US + EXACT_VECTOR_US * d;
@@ -137,6 +148,12 @@ export interface HnswOutcome {
   complete: boolean;
 }
 
+/** The candidates a first HNSW pass asks for; `depth` (calibration.ts) multiplies the whole search. */
+export function firstPassKq(want: number, selectivity: number, filtered: boolean, breadth: number, index: HnswIndex, depth = 1): number {
+  const perPass = (want / Math.max(selectivity, 1e-6)) * (filtered ? OVERSAMPLE * deepening(breadth, index) : 1);
+  return Math.ceil(depth * Math.max(breadth, perPass));
+}
+
 /**
  * HNSW search with oversampling and exact post-filtering, widening ×2 (three times at most)
  * until `want` rows pass, the index is exhausted, or what remains is below `minScore`.
@@ -150,8 +167,9 @@ export function hnswCandidates(
   selectivity: number,
   minScore: number | null,
   breadth: number,
+  depth = 1,
 ): HnswOutcome {
-  let kq = Math.max(breadth, Math.ceil((want / Math.max(selectivity, 1e-6)) * (pred ? OVERSAMPLE * deepening(breadth, index) : 1)));
+  let kq = firstPassKq(want, selectivity, pred !== null, breadth, index, depth);
   const maxKq = kq * 8;
   for (;;) {
     kq = Math.min(kq, index.size);

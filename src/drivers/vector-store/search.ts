@@ -4,6 +4,7 @@
 // not kept in memory) comes from the mirror, read synchronously: one consistent state, the one
 // every acknowledged write has reached.
 import type { Client } from "@libsql/client";
+import { bandFor } from "./calibration.ts";
 import { VectorStoreError } from "./errors.ts";
 import { type Candidate, cutWithTies, exactTopK, rescore, SCAN_MIN_ROWS, scanTopK } from "./exact.ts";
 import { compilePredicate, compileSql, type FilterNode, metadataColumnName, type Predicate } from "./filters/index.ts";
@@ -72,7 +73,10 @@ async function searchFiltered(client: Client, gen: Generation, query: Float32Arr
     if (exact.found) return exact.found;
     selectivity = Math.max(selectivity, exact.count / live);
   }
-  return filteredHnsw(gen, query, req, pred, selectivity, () => exactOver(Infinity));
+  // The collection's own measurement (calibration.ts) may ask for a deeper search, or none.
+  const band = gen.calibration ? bandFor(gen.calibration, selectivity) : null;
+  if (band?.choice === "exact") return (await exactOver(Infinity)).found!;
+  return filteredHnsw(gen, query, req, pred, selectivity, band?.choice ?? 1, () => exactOver(Infinity));
 }
 
 async function filteredHnsw(
@@ -81,12 +85,13 @@ async function filteredHnsw(
   req: SearchRequest,
   pred: Predicate<number>,
   selectivity: number,
+  depth: number,
   exactAll: () => Promise<{ found: Found | null }>,
 ): Promise<Found> {
   const breadth = searchBreadth(gen.mirror.liveCount, gen.hnsw.params.expansionSearch);
-  const found = hnswCandidates(gen.hnsw, gen.mirror, query, filteredWant(req.k), pred, selectivity, req.minScore ?? null, breadth);
+  const found = hnswCandidates(gen.hnsw, gen.mirror, query, filteredWant(req.k), pred, selectivity, req.minScore ?? null, breadth, depth);
   if (!found.complete) return (await exactAll()).found!;
-  const rids = found.rids.slice(0, filteredRescore(req.k, breadth));
+  const rids = found.rids.slice(0, filteredRescore(req.k, breadth, depth));
   return { candidates: cutWithTies(rescore(gen.mirror, query, rids), req.k), path: "hnsw" };
 }
 

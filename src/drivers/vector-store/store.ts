@@ -1,6 +1,7 @@
 // The managed vector store: the API the services use. One libSQL client (the source of truth)
 // and one directory of index checkpoints. See ARCHITECTURE "Stores" and issue 6.
 import type { Client } from "@libsql/client";
+import type { Calibration } from "./calibration.ts";
 import { VectorStoreError } from "./errors.ts";
 import { parseFilter } from "./filters/index.ts";
 import { Generation, type StoreLog } from "./generation.ts";
@@ -38,6 +39,11 @@ export interface VectorStoreOptions {
    * counted) per row; turn off for very long texts, and hits read their text from libSQL.
    */
   keepTexts?: boolean;
+  /**
+   * Measure filtered-search depth on each collection's own data (calibration.ts) in the
+   * background after a filtered search finds the measurement missing or stale (default true).
+   */
+  autoCalibrate?: boolean;
 }
 
 interface Collection {
@@ -61,15 +67,18 @@ export class VectorStore {
     private readonly indexDir: string,
     params: Partial<IndexParams> | undefined,
     private readonly log: StoreLog,
-    private readonly exactCapScale: number | undefined,
-    private readonly keepTexts: boolean,
+    private readonly tuning: { exactCapScale?: number; keepTexts: boolean; autoCalibrate: boolean },
   ) {
     this.params = { ...DEFAULT_INDEX_PARAMS, ...params };
   }
 
   /** Opens the store; collections load in the background (searchable at once, through SQL). */
   static async open(opts: VectorStoreOptions): Promise<VectorStore> {
-    const store = new VectorStore(opts.client, opts.indexDir, opts.index, opts.log ?? (() => {}), opts.exactCapScale, opts.keepTexts ?? true);
+    const store = new VectorStore(opts.client, opts.indexDir, opts.index, opts.log ?? (() => {}), {
+      exactCapScale: opts.exactCapScale,
+      keepTexts: opts.keepTexts ?? true,
+      autoCalibrate: opts.autoCalibrate ?? true,
+    });
     await registry.ensureRegistry(opts.client);
     const records = await registry.listGenerations(opts.client);
     let chain = Promise.resolve();
@@ -92,7 +101,7 @@ export class VectorStore {
   }
 
   private newGeneration(collection: string, generation: number, spec: GenerationSpec): Generation {
-    return new Generation(collection, generation, spec, this.params, this.indexDir, this.log, this.keepTexts);
+    return new Generation(collection, generation, spec, this.params, this.indexDir, this.log, this.tuning.keepTexts);
   }
 
   /** Loads a generation; resolves once searchable from memory, then rebuilds if it must. */
@@ -209,10 +218,19 @@ export class VectorStore {
     const node = parseFilter(req.filter, gen.spec.metadata);
     gen.pin();
     try {
-      return await searchGeneration(this.client, gen, req, node, this.exactCapScale);
+      return await searchGeneration(this.client, gen, req, node, this.tuning.exactCapScale);
     } finally {
       gen.unpin();
+      if (node && this.tuning.autoCalibrate) gen.calibrateIfStale();
     }
+  }
+
+  /** Measures the live generation's filtered-search depth now (calibration.ts); returns the bands. */
+  async calibrate(name: string): Promise<Calibration | null> {
+    const gen = this.collection(name).live;
+    await this.whenReady(name);
+    await gen.calibrateNow();
+    return gen.calibration;
   }
 
   async count(name: string, filter?: unknown, target?: WriteTarget): Promise<number> {

@@ -29,7 +29,8 @@ export async function makeWorld(): Promise<World> {
     indexDir,
     client,
     async open(opts = {}) {
-      const store = await VectorStore.open({ client, indexDir, ...opts });
+      // No background calibration unless a test asks: the paths tests assert stay deterministic.
+      const store = await VectorStore.open({ client, indexDir, autoCalibrate: false, ...opts });
       stores.push(store);
       return store;
     },
