@@ -4,7 +4,7 @@
 // clusters gave 0.85–0.96 at 5–50 % (the far neighbours are near-ties the i8 index orders
 // loosely), and pgvector loses as much there. So, per collection, we measure: probe queries near
 // stored rows, a pseudo-random subset of rows as the filter (selectivity p, independent of the
-// vectors, as a metadata filter usually is), recall of the HNSW path at depth 1, 2, 4 against
+// vectors, as a metadata filter usually is), recall of the HNSW path at depth 1, 2, 4, 8 against
 // the exact answer. Each selectivity band then uses the cheapest choice (by the planner's cost
 // model, so the outcome does not depend on timing noise) that reaches TARGET_RECALL; exact when
 // none does. Runs in the background, a query at a time; searches use the defaults meanwhile.
