@@ -94,10 +94,16 @@ export function exactCostUs(matches: number, dims: number): number {
   return matches * (EXACT_SQL_US + EXACT_VECTOR_US * (dims / 384));
 }
 
-/** The cost model above, in µs: one HNSW search for `kq` results. */
+/**
+ * The cost model above, in µs: one HNSW search for `kq` results, plus the quadratic term that
+ * shows past ~300 results (usearch keeps its ef best in a sorted array; 100k × 384: 0.35 ms at
+ * 320, 0.65 at 400, 1.0 at 500, 4.9 at 1,376). exactCap leaves it out: its recall bound routes
+ * those searches exact anyway.
+ */
 export function hnswCostUs(kq: number, dims: number): number {
-  return (HNSW_FIXED_US + HNSW_PER_RESULT_US * kq) * (dims / 384);
+  return (HNSW_FIXED_US + HNSW_PER_RESULT_US * kq + HNSW_PER_RESULT2_US * kq * kq) * (dims / 384);
 }
+const HNSW_PER_RESULT2_US = 0.002;
 
 export function exactCap(k: number, liveRows: number, scale = 1, dims = 384): number {
   const d = dims / 384;
