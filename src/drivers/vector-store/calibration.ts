@@ -7,7 +7,8 @@
 // vectors, as a metadata filter usually is), recall of the HNSW path at depth 1, 2, 4, 8 against
 // the exact answer. A band whose depth-1 recall is clearly short (DEFAULT_FLOOR) then uses the
 // cheapest choice (by the planner's cost model, so the outcome does not depend on timing noise)
-// that reaches TARGET_RECALL; exact when none does. Runs in the background, a query at a time; searches use the defaults meanwhile.
+// that reaches TARGET_RECALL; exact when none does. Runs in the background, a query at a time;
+// searches use the defaults meanwhile.
 import { cutWithTies, exactTopK, rescore } from "./exact.ts";
 import type { Generation } from "./generation.ts";
 import { normalizeInPlace } from "./mirror.ts";
@@ -86,11 +87,11 @@ export async function calibrate(gen: Generation, pause: () => Promise<void>): Pr
   const queries = probeQueries(gen, live, breadth);
   const bands: Band[] = [];
   for (const p of LADDER) {
-    const matching = live.filter((rid) => unitHash(rid) < p);
+    const pred = (rid: number) => unitHash(rid) < p;
+    const matching = live.filter(pred);
     if (matching.length < MIN_MATCHES || matching.length > MAX_MATCHES) continue;
     const depths = DEPTHS.filter((d) => hnswCostUs(firstPassKq(filteredWant(K), p, true, breadth, gen.hnsw, d), dims) < exactCostUs(matching.length, dims));
     const recall = depths.map(() => 0);
-    const pred = (rid: number) => unitHash(rid) < p;
     for (const query of queries) {
       if (gen.closed) return null;
       const truth = new Set(exactTopK(mirror, query, matching, K).map((c) => c.rid));

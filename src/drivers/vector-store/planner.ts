@@ -85,10 +85,6 @@ export function filteredWant(k: number): number {
   return k;
 }
 
-/**
- * The match count under which the exact path is used: where it is cheaper (m* above) or where
- * HNSW would need more than HNSW_MAX_KQ candidates; `scale` lets tests move it.
- */
 /** The cost model above, in µs: the exact path over `matches` rows. */
 export function exactCostUs(matches: number, dims: number): number {
   return matches * (EXACT_SQL_US + EXACT_VECTOR_US * (dims / 384));
@@ -105,9 +101,13 @@ export function hnswCostUs(kq: number, dims: number): number {
 }
 const HNSW_PER_RESULT2_US = 0.002;
 
+/**
+ * The match count under which the exact path is used: where it is cheaper (m* above) or where
+ * HNSW would need more than HNSW_MAX_KQ candidates; `scale` lets tests move it.
+ */
 export function exactCap(k: number, liveRows: number, scale = 1, dims = 384): number {
   const d = dims / 384;
-  const a = EXACT_SQL_US + EXACT_VECTOR_US * d;
+  const a = exactCostUs(1, dims);
   const b = HNSW_FIXED_US * d;
   const c = HNSW_PER_RESULT_US * d * OVERSAMPLE * filteredWant(k) * liveRows;
   const byCost = (b + Math.sqrt(b * b + 4 * a * c)) / (2 * a);
