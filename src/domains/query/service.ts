@@ -3,9 +3,9 @@
 import type { Services } from "../../services.ts";
 import type { KeyActor } from "../../shared/actor.ts";
 import { AppError, validationError } from "../../shared/errors.ts";
-import { FilterError, parseFilter, type SearchHit } from "../../drivers/vector-store/index.ts";
+import { FilterError, parseFilter, type GenerationSpec, type SearchHit } from "../../drivers/vector-store/index.ts";
 import { embedOrFail, providerForEmbedding } from "../embedding-providers/embedding.ts";
-import { storeSpec, vectorTableOf } from "../vector-tables/service.ts";
+import { vectorTableOf } from "../vector-tables/service.ts";
 import type { VectorTableRow } from "../vector-tables/tables.ts";
 import { DEFAULT_QUERY_LIMIT, type QueryRequest, type QueryResult } from "./schemas.ts";
 
@@ -31,24 +31,24 @@ function requireServable(row: VectorTableRow): void {
   throw new AppError("vector_table_not_ready", `The vector table ${why}`, { details: { sync_status: row.syncStatus } });
 }
 
-/**
- * Checks the filter before paying for an embedding. While a re-backfill builds, the stored vectors
- * still carry the old metadata columns, so the store's own check (at search) is the one that counts.
- */
-function precheckFilter(row: VectorTableRow, filters: unknown): void {
-  if (row.syncStatus === "pending_rebackfill" || filters === undefined || filters === null) return;
+/** The filter checked against the pinned generation's columns, before paying for an embedding. */
+function checkFilter(spec: GenerationSpec, filters: unknown): void {
+  if (filters === undefined || filters === null) return;
   try {
-    parseFilter(filters, storeSpec(row.embeddingDimensions, row.columns, row.numericPk).metadata);
+    parseFilter(filters, spec.metadata);
   } catch (err) {
     if (err instanceof FilterError) throw validationError(err.details);
     throw err;
   }
 }
 
-/** The query's vector, from the model and dimensions of the stored vectors, within the deadline. */
-async function embedQuery(services: Services, row: VectorTableRow, text: string): Promise<{ vector: Float32Array; model: string }> {
-  const model = row.servingModel ?? row.embeddingModel;
-  const dimensions = row.servingDimensions ?? row.embeddingDimensions;
+/**
+ * The query's vector, from the model and dimensions of the generation it will search, within the
+ * deadline. A generation recorded without its model holds the table's serving model.
+ */
+async function embedQuery(services: Services, row: VectorTableRow, spec: GenerationSpec, text: string): Promise<{ vector: Float32Array; model: string }> {
+  const model = spec.model ?? row.servingModel ?? row.embeddingModel;
+  const dimensions = spec.dimensions;
   const provider = await providerForEmbedding(services, row.orgId, row.embeddingProviderId!);
   const signal = AbortSignal.timeout(QUERY_EMBED_DEADLINE_MS);
   try {
@@ -73,20 +73,23 @@ export async function queryVectorTable(services: Services, actor: KeyActor, id: 
   const environmentId = environmentHeader?.trim();
   if (environmentId && environmentId !== row.environmentId) throw new AppError("not_found", "Vector table not found in that environment");
   requireServable(row);
-  precheckFilter(row, input.filters);
-  const { vector, model } = await embedQuery(services, row, input.query);
+  // One generation for the embedding and the search: a swap in between changes neither (CONTRACT 7).
+  const pinned = services.vectors.pin(row.vectorstoreCollection);
   let hits: SearchHit[];
+  let model: string;
   try {
-    const found = await services.vectors.search(row.vectorstoreCollection, {
-      vector,
+    checkFilter(pinned.spec, input.filters);
+    const embedded = await embedQuery(services, row, pinned.spec, input.query);
+    model = embedded.model;
+    const found = await pinned.search({
+      vector: embedded.vector,
       k: input.limit ?? DEFAULT_QUERY_LIMIT,
       filter: input.filters ?? undefined,
       minScore: input.min_similarity_score ?? null,
     });
     hits = found.hits;
-  } catch (err) {
-    if (err instanceof FilterError) throw validationError(err.details);
-    throw err;
+  } finally {
+    pinned.release();
   }
   const results = hits.map(present);
   return { results, query: input.query, model, total_results: results.length };

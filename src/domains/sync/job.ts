@@ -40,6 +40,7 @@ export function specOf(table: VectorTableRow): GenerationSpec {
     dimensions: table.embeddingDimensions,
     metadata: metadataColumns(table.columns).map((c) => ({ name: c.name, type: c.filter_type ?? "keyword" })),
     numericPk: table.numericPk,
+    model: table.embeddingModel,
   };
 }
 

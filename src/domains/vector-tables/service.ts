@@ -13,7 +13,7 @@ import { registerEnvironmentUsageCheck } from "../environments/usage.ts";
 import { registerConnectionUsageCheck } from "../connections/usage.ts";
 import { registerProviderUsageCheck } from "../embedding-providers/usage.ts";
 import { registerOrganizationCleaner } from "../organizations/deletion.ts";
-import { VectorStoreError } from "../../drivers/vector-store/index.ts";
+import { VectorStoreError, type GenerationSpec } from "../../drivers/vector-store/index.ts";
 import { builtInModelProblems, columnProblems, isNumericType, modelProblems, sourceColumn, sourceProblems } from "./checks.ts";
 import { normalizeColumns, presentVectorTable } from "./present.ts";
 import { countVectorTablesBy, deleteOrganizationVectorTables, deleteVectorTableRow, failActiveTasksOf, findVectorTable, findVectorTableByName, insertVectorTable, organizationVectorTables, pageVectorTables, type VectorTableRow } from "./repo.ts";
@@ -129,7 +129,7 @@ export async function createVectorTable(services: Services, actor: KeyActor, inp
   await guardName(input.name, () => insertVectorTable(db, row));
   if (mode === "managed") {
     try {
-      await services.vectors.createCollection(row.vectorstoreCollection, storeSpec(row.embeddingDimensions, columns, row.numericPk));
+      await services.vectors.createCollection(row.vectorstoreCollection, storeSpec(row.embeddingModel, row.embeddingDimensions, columns, row.numericPk));
     } catch (err) {
       await deleteVectorTableRow(db, actor.orgId, id);
       throw err;
@@ -140,9 +140,9 @@ export async function createVectorTable(services: Services, actor: KeyActor, inp
 }
 
 /** The store's generation shape for a configuration (metadata columns in configuration order). */
-export function storeSpec(dimensions: number, columns: ColumnConfig[], numericPk: boolean) {
+export function storeSpec(model: string, dimensions: number, columns: ColumnConfig[], numericPk: boolean): GenerationSpec {
   const metadata = metadataColumns(columns).map((c) => ({ name: c.name, type: c.filter_type! }));
-  return { dimensions, metadata, numericPk };
+  return { dimensions, metadata, numericPk, model };
 }
 
 /** GET /v1/vector-tables: oldest first; `X-Environment-Id`, when sent, narrows (CONTRACT 5). */

@@ -11,7 +11,7 @@ import { deleteStatements, runWrite, updateMetadataStatements, upsertStatements 
 import { assertCollectionName } from "./schema.ts";
 import { searchGeneration } from "./search.ts";
 import { collectStats } from "./stats.ts";
-import type { CollectionStats, CollectionStatus, GenerationSpec, IndexParams, MetadataUpdate, Metadata, MetadataValue, RowHashes, SearchRequest, SearchResult, StoredDoc, UpsertRow } from "./types.ts";
+import type { CollectionStats, CollectionStatus, GenerationSpec, IndexParams, MetadataUpdate, Metadata, MetadataValue, PinnedGeneration, RowHashes, SearchRequest, SearchResult, StoredDoc, UpsertRow } from "./types.ts";
 import { compileSql } from "./filters/index.ts";
 
 /**
@@ -214,15 +214,34 @@ export class VectorStore {
 
   /** Filtered top-k by cosine similarity on the live generation. Throws FilterError on a bad filter. */
   async search(name: string, req: SearchRequest): Promise<SearchResult> {
-    const gen = this.collection(name).live;
-    const node = parseFilter(req.filter, gen.spec.metadata);
-    gen.pin();
+    const pinned = this.pin(name);
     try {
-      return await searchGeneration(this.client, gen, req, node, this.tuning.exactCapScale);
+      return await pinned.search(req);
     } finally {
-      gen.unpin();
-      if (node && this.tuning.autoCalibrate) gen.calibrateIfStale();
+      pinned.release();
     }
+  }
+
+  /** Holds the live generation for a query that must embed and search against the same one. */
+  pin(name: string): PinnedGeneration {
+    const gen = this.collection(name).live;
+    gen.pin();
+    let held = true;
+    return {
+      generation: gen.generation,
+      spec: gen.spec,
+      search: async (req) => {
+        if (!held) throw new VectorStoreError("closed", `the pin on ${name} was released`);
+        const node = parseFilter(req.filter, gen.spec.metadata);
+        const result = await searchGeneration(this.client, gen, req, node, this.tuning.exactCapScale);
+        if (node && this.tuning.autoCalibrate) gen.calibrateIfStale();
+        return result;
+      },
+      release: () => {
+        if (held) gen.unpin();
+        held = false;
+      },
+    };
   }
 
   /** Measures the live generation's filtered-search depth now (calibration.ts); returns the bands. */

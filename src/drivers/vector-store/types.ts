@@ -20,6 +20,11 @@ export interface GenerationSpec {
   metadata: MetadataColumn[];
   /** Ties in score are broken by primary key: numerically when true, else by code point. */
   numericPk: boolean;
+  /**
+   * The embedding model whose vectors the generation holds: a query searching it is embedded with
+   * this model and `dimensions` (CONTRACT 7). Absent on generations recorded before it was kept.
+   */
+  model?: string;
 }
 
 export interface UpsertRow {
@@ -73,6 +78,20 @@ export type SearchPath = "empty" | "exact-memory" | "exact-sql" | "hnsw";
 export interface SearchResult {
   hits: SearchHit[];
   path: SearchPath;
+}
+
+/**
+ * The live generation of a collection held for one query: embed the query with its `spec` (model,
+ * dimensions), search it, release it. A swap meanwhile changes neither, and the old generation is
+ * dropped only once released (CONTRACT 7).
+ */
+export interface PinnedGeneration {
+  generation: number;
+  spec: GenerationSpec;
+  /** Throws FilterError on a filter that does not fit this generation's metadata columns. */
+  search(req: SearchRequest): Promise<SearchResult>;
+  /** Idempotent; every pin must be released. */
+  release(): void;
 }
 
 export type ScalarKindName = "f32" | "f16" | "i8";

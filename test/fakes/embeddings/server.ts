@@ -91,7 +91,8 @@ export type FakeEmbeddings = {
   apiKey: string;
   switches: FakeSwitches;
   requests: RecordedRequest[];
-  counters: { served: number; rateLimited: number; tokens: number; inputs: number };
+  /** `received` counts requests as they arrive (one in flight is counted before it is answered). */
+  counters: { received: number; served: number; rateLimited: number; tokens: number; inputs: number };
   set(patch: Partial<FakeSwitches>): void;
   stop(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
@@ -117,7 +118,7 @@ export async function startFakeEmbeddings(provider: FakeProvider, opts: { apiKey
   const apiKey = opts.apiKey ?? `fake-${provider}-key-0123456789`;
   const switches = { ...defaults(), ...opts.switches };
   const requests: RecordedRequest[] = [];
-  const counters = { served: 0, rateLimited: 0, tokens: 0, inputs: 0 };
+  const counters = { received: 0, served: 0, rateLimited: 0, tokens: 0, inputs: 0 };
   let limiter = switches.rateLimit ? new FakeLimiter(switches.rateLimit) : null;
   let hanging: (() => void)[] = [];
 
@@ -186,6 +187,7 @@ export async function startFakeEmbeddings(provider: FakeProvider, opts: { apiKey
     idleTimeout: 0,
     async fetch(req) {
       const atMs = performance.now();
+      counters.received++;
       const { res, decoded, body } = await handle(req);
       if (res.status === 429) counters.rateLimited++;
       else if (res.status === 200) counters.served++;
