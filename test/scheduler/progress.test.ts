@@ -6,24 +6,13 @@ import { type } from "arktype";
 import { sql } from "drizzle-orm";
 import { TaskCatalog, type TaskFailure } from "../../src/scheduler/catalog.ts";
 import { enqueue } from "../../src/scheduler/enqueue.ts";
-import { claimNext, saveProgress } from "../../src/scheduler/queue.ts";
 import type { DbOrTx } from "../../src/scheduler/types.ts";
 import { eventually } from "../harness.ts";
-import { queueWorld, runnerFor, taskRow, type QueueWorld } from "./helpers.ts";
+import { deadRun, queueWorld, runnerFor, taskRow, type QueueWorld } from "./helpers.ts";
 
 const Payload = type({ n: "number" });
 const base = { orgId: "org1", targetId: "t1", taskType: "backfill" as const, payload: { n: 1 } };
 const at = (rows: number) => ({ last_processed_pk: String(rows), rows_processed: rows });
-
-/** A run claimed by a process that then died: it saved `rows` (if any) and its lease ran out. */
-async function deadRun(world: QueueWorld, taskId: string, rows: number | null): Promise<void> {
-  const db = world.database.db;
-  const workerId = `dead-${Math.random()}`;
-  const claimed = await claimNext(db, { workerId, types: ["backfill"], now: new Date(), leaseMs: 60_000 });
-  expect(claimed?.id).toBe(taskId);
-  if (rows !== null) await saveProgress(db, taskId, workerId, at(rows), new Date(), 60_000);
-  await world.database.client.execute({ sql: "UPDATE tasks SET locked_until = ? WHERE id = ?", args: [new Date(Date.now() - 1).toISOString(), taskId] });
-}
 
 /** A side table the hooks write, to check they share the failing transaction. */
 async function failuresTable(world: QueueWorld): Promise<(tx: DbOrTx, f: TaskFailure) => Promise<void>> {
@@ -37,7 +26,7 @@ describe("happy", () => {
   test("a task whose worker died four times, each run after saving progress, still runs and completes", async () => {
     await using world = await queueWorld();
     const task = await enqueue(world.database.db, base);
-    for (const rows of [100, 200, 300, 400]) await deadRun(world, task.id, rows);
+    for (const rows of [100, 200, 300, 400]) await deadRun(world.database, task.id, at(rows));
     expect(await taskRow(world.database, task.id)).toMatchObject({ attempts: 4, stalledRuns: 0, maxAttempts: 3 });
     const resumedFrom: unknown[] = [];
     const catalog = new TaskCatalog();
@@ -114,8 +103,8 @@ describe("errors", () => {
     await using world = await queueWorld();
     const task = await enqueue(world.database.db, base);
     const onFailed = await failuresTable(world);
-    await deadRun(world, task.id, 100); // progress: does not count
-    for (let i = 0; i < 3; i++) await deadRun(world, task.id, null);
+    await deadRun(world.database, task.id, at(100)); // progress: does not count
+    for (let i = 0; i < 3; i++) await deadRun(world.database, task.id, null);
     let ran = false;
     const catalog = new TaskCatalog();
     catalog.register({ taskType: "backfill", timeoutMs: 5_000, payload: Payload, onFailed, handler: async () => void (ran = true) });

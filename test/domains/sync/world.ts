@@ -104,6 +104,7 @@ export async function newVectorTable(w: World, over: Partial<VectorTableRow> = {
     platformVectorRef: null,
     numericPk: true,
     configVersion: 1,
+    servedConfigVersion: 1,
     servingModel: MODEL,
     servingDimensions: DIMS,
     totalRows: 0,
