@@ -3,11 +3,13 @@
 // configuration ("vector has 16 dimensions, collection has 32"): the table went to `error` and the
 // intact vectors stopped answering; the failed re-backfill's generation was left `building`.
 // Now the failed re-backfill's generation is dropped (files too), the old generation keeps
-// serving, and the backfill builds a new generation for the current configuration and swaps it in.
+// serving (a sync pass leaves it alone too), and the backfill builds a new generation for the
+// current configuration and swaps it in.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readdirSync } from "node:fs";
 import { basename } from "node:path";
 import { and, eq } from "drizzle-orm";
+import { runBatchPass } from "../../src/domains/sync/batch.ts";
 import { tasks } from "../../src/scheduler/tables.ts";
 import { eventually } from "../harness.ts";
 import { createWorld, DIMS, enqueueFill, expectedSet, newVectorTable, sortedEntries, storedSet, tableRow, taskDone, type World } from "../domains/sync/world.ts";
@@ -50,6 +52,10 @@ describe("happy", () => {
     await eventually(() => w.services.vectors.generations(collection).building.length === 0, 10_000);
     expect(w.services.vectors.generations(collection).live).toBe(live);
     expect(strayFiles(w.app.config.dataDir, collection, live)).toEqual([]);
+    expect(sortedEntries(await storedSet(w.services, table))).toEqual(before);
+    // Nor does a sync pass of the `error` table write the serving generation with 16 dimensions.
+    await w.sql`UPDATE docs SET body = 'changed while in error' WHERE id = 5`;
+    expect(await runBatchPass(w.services, table.id)).toBeNull();
     expect(sortedEntries(await storedSet(w.services, table))).toEqual(before);
 
     // A backfill asked for now must not write the serving generation with 16 dimensions.
