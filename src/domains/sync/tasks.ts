@@ -1,9 +1,10 @@
 // Registers the sync engine with the task system: the backfill/rebackfill handlers and the
-// periodic ticks (batch passes on VECSYNC_SYNC_INTERVAL, CDC consumers kept running).
+// periodic ticks (batch passes on VECSYNC_SYNC_INTERVAL, CDC consumers kept running, building
+// generations no task owns dropped).
 import { type } from "arktype";
 import type { Services } from "../../services.ts";
 import { runFillTask } from "./backfill.ts";
-import { dropFailedGenerations, fillFailed } from "./generations.ts";
+import { dropFailedGenerations, dropOrphanGenerations, fillFailed } from "./generations.ts";
 import { consumersTick, intervalPattern, syncTick } from "./lifecycle.ts";
 
 /** One run's limit; a large table resumes from its checkpoint in the next run. */
@@ -24,4 +25,5 @@ export function registerSyncTasks(services: Services): void {
   }
   services.tasks.every("sync-pass", intervalPattern(services.config.syncIntervalSec), () => syncTick(services));
   services.tasks.every("sync-consumers", "* * * * * *", () => consumersTick(services));
+  services.tasks.every("orphan-generations", "30 * * * * *", () => dropOrphanGenerations(services));
 }
