@@ -7,7 +7,6 @@ import { createAuthenticator } from "./domains/auth/authenticator.ts";
 import { cleanupExpiredAuth } from "./domains/auth/cleanup.ts";
 import { registerOrganizationTasks } from "./domains/organizations/tasks.ts";
 import { registerSyncTasks } from "./domains/sync/tasks.ts";
-import { registerRebackfillSweep } from "./domains/vector-tables/rebackfill-sweep.ts";
 import type { Authenticator } from "./http/auth.ts";
 import { createTaskSystem, type Scheduler, type TaskService } from "./scheduler/scheduler.ts";
 import { systemClock, type Clock } from "./shared/clock.ts";
@@ -55,7 +54,6 @@ export function buildServices(config: Config, database: Database, vectors: Vecto
   const services: Services = { config, logger, clock, database, scheduler, tasks, authenticator, mailer, vectors, secrets: secretBox(config.masterKey) };
   registerOrganizationTasks(services);
   registerSyncTasks(services);
-  registerRebackfillSweep(services);
   // Periodic clean-ups, run while the scheduler runs.
   tasks.every("auth-cleanup", "*/10 * * * *", async () => void (await cleanupExpiredAuth(services)));
   return services;

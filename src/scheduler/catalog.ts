@@ -15,6 +15,13 @@ export type TaskContext<P> = {
    */
   checkpoint(progress: TaskProgress, tx?: DbOrTx): Promise<void>;
   /**
+   * Marks the task completed inside the caller's transaction, so the result the handler writes
+   * (e.g. its table turning `synced`) and the task's `completed` commit together: no reader sees
+   * one without the other. Fenced like `checkpoint`: throws if another worker took the task over.
+   * A handler that never calls it is completed by the runner when it returns.
+   */
+  complete(tx: DbOrTx): Promise<void>;
+  /**
    * Aborted on shutdown (reason "shutdown": checkpoint and return or throw; the task is handed back
    * without using up an attempt), on timeout, or when the lease was lost. Check it between batches.
    */
@@ -31,13 +38,28 @@ export type TaskDefinition<P = unknown> = {
   timeoutMs: number;
   payload: Schema<P>;
   handler(ctx: TaskContext<P>): Promise<void>;
+  /**
+   * Runs in the transaction that marks a task of this type failed for good, by any path: the
+   * handler's last failure, an invalid payload, or the runner finding that runs keep dying with
+   * their process (then no handler runs at all). Domains move what the task worked on (e.g. its
+   * table to `error`) here, so nothing is left waiting for a task that will never run again.
+   */
+  onFailed?(tx: DbOrTx, failure: TaskFailure): Promise<void>;
+  /** After that transaction committed: clean-up outside the database (files). Best effort. */
+  afterFailed?(failure: TaskFailure): Promise<void>;
 };
 
+export type TaskFailure = { task: TaskRow; error: string };
+
 /** A definition with the defaults filled in, as the runner uses it. */
-export type RegisteredTask = Required<Omit<TaskDefinition, "handler" | "payload">> & {
+export type RegisteredTask = Required<Omit<TaskDefinition, "handler" | "payload" | "onFailed" | "afterFailed">> & {
   payload: Schema<unknown>;
   handler(ctx: TaskContext<unknown>): Promise<void>;
+  onFailed(tx: DbOrTx, failure: TaskFailure): Promise<void>;
+  afterFailed(failure: TaskFailure): Promise<void>;
 };
+
+const nothing = async () => {};
 
 /** Where domains register their handlers; workers only claim the types registered here. */
 export class TaskCatalog {
@@ -54,6 +76,8 @@ export class TaskCatalog {
       payload: def.payload as Schema<unknown>,
       // The payload is validated against def.payload before the handler sees it.
       handler: def.handler as (ctx: TaskContext<unknown>) => Promise<void>,
+      onFailed: def.onFailed ?? nothing,
+      afterFailed: def.afterFailed ?? nothing,
     });
   }
 

@@ -1,6 +1,6 @@
 import { newId } from "../shared/ids.ts";
 import { tasks } from "./tables.ts";
-import { INITIAL_PROGRESS, TASK_DEFAULTS, type DbOrTx, type TaskRow, type TaskType } from "./types.ts";
+import { INITIAL_PROGRESS, TASK_DEFAULTS, type DbOrTx, type TaskProgress, type TaskRow, type TaskType } from "./types.ts";
 
 export type EnqueueInput = {
   orgId: string;
@@ -13,6 +13,11 @@ export type EnqueueInput = {
   maxAttempts?: number;
   /** At most one unfinished task per key; a second enqueue fails with a UNIQUE violation (isUniqueViolation). */
   exclusiveKey?: string;
+  /**
+   * Where to start instead of from zero: the checkpoint a failed task of the same work left, so
+   * a retry asked for by hand resumes (CONTRACT 8). The handler must be able to trust it.
+   */
+  progress?: TaskProgress;
   /** Creation time; defaults to now. Pass the service clock's time for testable timestamps. */
   now?: Date;
 };
@@ -35,7 +40,7 @@ export async function enqueue(db: DbOrTx, input: EnqueueInput): Promise<TaskRow>
       status: "pending",
       priority: input.priority ?? defaults.priority,
       payload: input.payload ?? {},
-      progress: INITIAL_PROGRESS,
+      progress: input.progress ?? INITIAL_PROGRESS,
       attempts: 0,
       maxAttempts: input.maxAttempts ?? defaults.maxAttempts,
       runAfter: at,

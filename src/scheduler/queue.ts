@@ -22,7 +22,8 @@ const held = (taskId: string, workerId: string) => and(eq(tasks.id, taskId), eq(
  * lease (its worker died). Lowest priority first, then oldest, then insertion order (rowid). One
  * UPDATE … WHERE id = (SELECT …) statement: SQLite and libSQL run it under the write lock, so two
  * workers — in one process or in several sharing the database — never claim the same task.
- * `attempts` counts runs, a resumed run included (CONTRACT 8).
+ * `attempts` counts runs, a resumed run included; `stalled_runs` counts this run as one without
+ * progress until a checkpoint moves the task forward (CONTRACT 8).
  */
 export async function claimNext(db: DbOrTx, opts: { workerId: string; types: readonly string[]; now: Date; leaseMs: number }): Promise<TaskRow | null> {
   if (opts.types.length === 0) return null;
@@ -41,6 +42,7 @@ export async function claimNext(db: DbOrTx, opts: { workerId: string; types: rea
       lockedBy: opts.workerId,
       lockedUntil: plus(opts.now, opts.leaseMs),
       attempts: sql`${tasks.attempts} + 1`,
+      stalledRuns: sql`${tasks.stalledRuns} + 1`,
       updatedAt: now,
     })
     .where(and(sql`${tasks.id} = (${next})`, runnable))
@@ -58,28 +60,52 @@ export async function extendLease(db: DbOrTx, taskId: string, workerId: string, 
   return rows.length > 0;
 }
 
-/** Records progress (and extends the lease); in the handler's transaction when it passes one. */
+/**
+ * Records progress (and extends the lease); in the handler's transaction when it passes one.
+ * Progress is `rows_processed` moving forward: it clears `stalled_runs`, so neither this run nor
+ * the ones before it count toward failing (CONTRACT 8). A checkpoint that restarts from zero (a
+ * re-backfill starting a new generation) is not progress, or a task dying right after it would
+ * never fail.
+ */
 export async function saveProgress(db: DbOrTx, taskId: string, workerId: string, progress: TaskProgress, now: Date, leaseMs: number): Promise<void> {
+  const before = sql`coalesce(json_extract(${tasks.progress}, '$.rows_processed'), 0)`;
   const rows = await db
     .update(tasks)
-    .set({ progress, lockedUntil: plus(now, leaseMs), updatedAt: iso(now) })
+    .set({
+      progress,
+      stalledRuns: sql`CASE WHEN ${progress.rows_processed} > ${before} THEN 0 ELSE ${tasks.stalledRuns} END`,
+      lockedUntil: plus(now, leaseMs),
+      updatedAt: iso(now),
+    })
     .where(and(held(taskId, workerId), eq(tasks.status, "running")))
     .returning({ id: tasks.id });
   if (rows.length === 0) throw new LeaseLostError(taskId);
 }
 
-export async function markCompleted(db: DbOrTx, taskId: string, workerId: string, now: Date): Promise<void> {
-  await db
+/** Answers whether the task was ours to complete (a completed or lost task is left alone). */
+export async function markCompleted(db: DbOrTx, taskId: string, workerId: string, now: Date): Promise<boolean> {
+  const rows = await db
     .update(tasks)
     .set({ status: "completed", lockedBy: null, lockedUntil: null, lastError: null, updatedAt: iso(now), finishedAt: iso(now) })
-    .where(held(taskId, workerId));
+    .where(and(held(taskId, workerId), eq(tasks.status, "running")))
+    .returning({ id: tasks.id });
+  return rows.length > 0;
 }
 
-export async function markFailed(db: DbOrTx, taskId: string, workerId: string, error: string, now: Date): Promise<void> {
-  await db
+/** Answers whether the task was ours to fail: the failed-for-good hook runs only then. */
+export async function markFailed(db: DbOrTx, taskId: string, workerId: string, error: string, now: Date): Promise<boolean> {
+  const rows = await db
     .update(tasks)
     .set({ status: "failed", lockedBy: null, lockedUntil: null, lastError: error, updatedAt: iso(now), finishedAt: iso(now) })
-    .where(held(taskId, workerId));
+    .where(and(held(taskId, workerId), eq(tasks.status, "running")))
+    .returning({ id: tasks.id });
+  return rows.length > 0;
+}
+
+/** Runs in a row without progress, this one included; null when the task is no longer ours. */
+export async function stalledRunsOf(db: DbOrTx, taskId: string, workerId: string): Promise<number | null> {
+  const [row] = await db.select({ stalledRuns: tasks.stalledRuns }).from(tasks).where(and(held(taskId, workerId), eq(tasks.status, "running")));
+  return row?.stalledRuns ?? null;
 }
 
 /** Back to pending, not before `runAfter`, keeping the error for the tasks API. */
@@ -97,7 +123,15 @@ export async function scheduleRetry(db: DbOrTx, taskId: string, workerId: string
 export async function releaseLease(db: DbOrTx, taskId: string, workerId: string, now: Date): Promise<void> {
   await db
     .update(tasks)
-    .set({ status: "pending", lockedBy: null, lockedUntil: null, runAfter: iso(now), attempts: sql`max(${tasks.attempts} - 1, 0)`, updatedAt: iso(now) })
+    .set({
+      status: "pending",
+      lockedBy: null,
+      lockedUntil: null,
+      runAfter: iso(now),
+      attempts: sql`max(${tasks.attempts} - 1, 0)`,
+      stalledRuns: sql`max(${tasks.stalledRuns} - 1, 0)`,
+      updatedAt: iso(now),
+    })
     .where(and(held(taskId, workerId), eq(tasks.status, "running")));
 }
 

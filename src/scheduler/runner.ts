@@ -151,17 +151,16 @@ export class TaskRunner {
   async #runClaimed(task: TaskRow, workerId: string): Promise<void> {
     const def = this.#catalog.get(task.taskType)!; // claimNext only returns registered types
     const log = this.#logger.child({ task_id: task.id, task_type: task.taskType, org_id: task.orgId, attempt: task.attempts });
-    if (task.attempts > task.maxAttempts) {
-      // Its last allowed run died with its process (lease expired): nothing left to try.
-      const error = `attempt ${task.maxAttempts} of ${task.maxAttempts} stopped without finishing (its worker died)`;
-      await this.#write(task, "fail", () => queue.markFailed(this.#db, task.id, workerId, error, this.#clock.now()));
-      return;
+    if (task.stalledRuns > task.maxAttempts) {
+      // The last max_attempts runs all died with their process (lease expired) before saving any
+      // progress: nothing left to try. Runs that saved progress reset the count (CONTRACT 8).
+      const error = `attempt ${task.attempts - 1} stopped without finishing (its worker died); ${task.maxAttempts} of ${task.maxAttempts} runs in a row saved no progress`;
+      return this.#fail(def, task, workerId, error);
     }
     const payload = def.payload(task.payload);
     if (payload instanceof type.errors) {
       const problems = issuesOf(payload).map((d) => `${d.path || "payload"} ${d.message}`).join("; ");
-      await this.#write(task, "fail", () => queue.markFailed(this.#db, task.id, workerId, `invalid payload: ${problems}`, this.#clock.now()));
-      return;
+      return this.#fail(def, task, workerId, `invalid payload: ${problems}`);
     }
     const active: Active = { task, workerId, controller: new AbortController() };
     this.#active.set(task.id, active);
@@ -190,6 +189,9 @@ export class TaskRunner {
       progress: task.progress as TaskProgress,
       signal,
       checkpoint: (progress: TaskProgress, tx?: DbOrTx) => queue.saveProgress(tx ?? this.#db, task.id, workerId, progress, this.#clock.now(), this.#opts.leaseMs),
+      complete: async (tx: DbOrTx) => {
+        if (!(await queue.markCompleted(tx, task.id, workerId, this.#clock.now()))) throw new queue.LeaseLostError(task.id);
+      },
     };
     const { promise: abandoned, resolve: abandon } = Promise.withResolvers<Outcome>();
     let graceTimer: Timer | undefined;
@@ -213,7 +215,8 @@ export class TaskRunner {
     const interrupted = reason instanceof TaskInterrupted ? reason.kind : null;
     if ("ok" in outcome && outcome.ok) {
       log.info("task completed");
-      return this.#write(task, "complete", () => queue.markCompleted(this.#db, task.id, workerId, now));
+      // A no-op when the handler already completed the task in its own transaction (ctx.complete).
+      return this.#write(task, "complete", async () => void (await queue.markCompleted(this.#db, task.id, workerId, now)));
     }
     if (interrupted === "lease_lost" || ("error" in outcome && outcome.error instanceof queue.LeaseLostError)) {
       log.warn("task lease lost; another worker has it");
@@ -225,13 +228,36 @@ export class TaskRunner {
     }
     const error = "error" in outcome ? outcome.error : reason;
     const message = errorMessage(error);
-    if (isRetryable(error) && task.attempts < task.maxAttempts) {
-      const runAfter = new Date(now.getTime() + retryDelayMs(task.attempts, this.#opts.backoff));
+    // Read, not taken from the claim: a checkpoint of this run may have cleared it (CONTRACT 8).
+    const stalled = await queue.stalledRunsOf(this.#db, task.id, workerId).catch(() => task.stalledRuns);
+    if (stalled === null) return; // completed in the handler's transaction, or no longer ours
+    if (isRetryable(error) && stalled < task.maxAttempts) {
+      const runAfter = new Date(now.getTime() + retryDelayMs(Math.max(stalled, 1), this.#opts.backoff));
       log.warn({ err: error, run_after: runAfter.toISOString() }, "task failed; will retry");
       return this.#write(task, "retry", () => queue.scheduleRetry(this.#db, task.id, workerId, message, runAfter, now));
     }
     log.error({ err: error }, "task failed");
-    return this.#write(task, "fail", () => queue.markFailed(this.#db, task.id, workerId, message, now));
+    return this.#fail(this.#catalog.get(task.taskType)!, task, workerId, message);
+  }
+
+  /**
+   * Fails the task for good and runs its type's hook in the same transaction (the hook moves what
+   * the task worked on, e.g. its table to `error`), then the after-commit clean-up.
+   */
+  async #fail(def: RegisteredTask, task: TaskRow, workerId: string, error: string): Promise<void> {
+    const failure = { task, error };
+    const failed = await this.#db
+      .transaction(async (tx) => {
+        const ours = await queue.markFailed(tx, task.id, workerId, error, this.#clock.now());
+        if (ours) await def.onFailed(tx, failure);
+        return ours;
+      })
+      .catch((err) => {
+        // Nothing committed; the lease expires and the next claim fails it again.
+        this.#logger.error({ err, task_id: task.id, write: "fail" }, "task state write failed");
+        return false;
+      });
+    if (failed) await def.afterFailed(failure).catch((err) => this.#logger.warn({ err, task_id: task.id }, "clean-up after a failed task failed"));
   }
 
   /** A failed bookkeeping write is logged; the lease then expires and another claim retries. */

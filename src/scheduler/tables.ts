@@ -15,6 +15,13 @@ export const tasks = sqliteTable("tasks", {
   payload: text("payload", { mode: "json" }).notNull(),
   progress: text("progress", { mode: "json" }).notNull(),
   attempts: integer("attempts").notNull().default(0),
+  /**
+   * Runs in a row that saved no progress, the one running now included (CONTRACT 8): the task
+   * fails for good when this reaches `max_attempts`. A checkpoint that moves `rows_processed`
+   * forward resets it, so a large task killed again and again keeps going as long as each run
+   * gets somewhere; `attempts` still counts every run.
+   */
+  stalledRuns: integer("stalled_runs").notNull().default(0),
   maxAttempts: integer("max_attempts").notNull(),
   lastError: text("last_error"),
   runAfter: text("run_after").notNull(), // not claimable before this (retry back-off)

@@ -4,7 +4,9 @@ import { join } from "node:path";
 import { openDatabase, type Database } from "../../src/db/client.ts";
 import { migrate } from "../../src/db/migrate.ts";
 import { TaskCatalog } from "../../src/scheduler/catalog.ts";
+import { claimNext, saveProgress } from "../../src/scheduler/queue.ts";
 import { TaskRunner, type RunnerOptions } from "../../src/scheduler/runner.ts";
+import type { TaskProgress } from "../../src/scheduler/types.ts";
 import { tasks } from "../../src/scheduler/tables.ts";
 import { systemClock } from "../../src/shared/clock.ts";
 import { createLogger } from "../../src/shared/log.ts";
@@ -39,4 +41,16 @@ export function runnerFor(database: Database, catalog: TaskCatalog, opts: Partia
 export async function taskRow(database: Database, id: string) {
   const [row] = await database.db.select().from(tasks).where(eq(tasks.id, id));
   return row!;
+}
+
+/**
+ * One run of a process that then died (kill -9): it claims the task, saves `progress` when given
+ * (as a run that got somewhere does), and its lease runs out. Exactly the rows such a run leaves.
+ */
+export async function deadRun(database: Database, taskId: string, progress: TaskProgress | null): Promise<void> {
+  const workerId = `dead-${crypto.randomUUID()}`;
+  const claimed = await claimNext(database.db, { workerId, types: ["backfill", "rebackfill", "org_deletion"], now: new Date(), leaseMs: 60_000 });
+  if (claimed?.id !== taskId) throw new Error(`deadRun claimed ${claimed?.id ?? "nothing"}, not ${taskId}`);
+  if (progress) await saveProgress(database.db, taskId, workerId, progress, new Date(), 60_000);
+  await database.db.update(tasks).set({ lockedUntil: new Date(Date.now() - 1).toISOString() }).where(eq(tasks.id, taskId));
 }

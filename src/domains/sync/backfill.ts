@@ -2,28 +2,26 @@
 // Backfill fills the live generation; re-backfill builds a new generation beside it (queries
 // keep answering from the old one), copies the vectors of rows whose text and embedding tag are
 // unchanged, and swaps in one transaction. Either starts over as a re-backfill when a PUT moves
-// the table's configuration while it runs, so one task at a time converges to the latest one.
+// the table's configuration while it runs, so one task at a time converges to the latest one; and
+// a backfill of a table whose live generation does not serve its configuration (a re-backfill is
+// owed, e.g. after one failed for good) is a re-backfill from the start: only a task building a
+// generation for the table's configuration ever writes vectors of that configuration.
 import type { Services } from "../../services.ts";
 import type { TaskContext } from "../../scheduler/catalog.ts";
-import { AppError, DriverError } from "../../shared/errors.ts";
+import { DriverError } from "../../shared/errors.ts";
 import type { VectorTableRow } from "../vector-tables/tables.ts";
 import { vectorAllowance } from "./budget.ts";
 import { hashPass } from "./batch.ts";
 import { startConsumer, stopConsumer } from "./cdc.ts";
 import { fill, type FillOutcome, type FillProgress } from "./fill.ts";
-import { cdcTarget, loadTable, openJob, PLATFORM_UNAVAILABLE, specOf, type SyncJob } from "./job.ts";
-import { finishIfVersion, markError, noteError, setStatusUnlessPaused, updateTable } from "./status.ts";
+import { dropQuietly } from "./generations.ts";
+import { cdcTarget, loadTable, openJob, PLATFORM_UNAVAILABLE, servesConfig, specOf, type SyncJob } from "./job.ts";
+import { finishFill, noteError, setStatusUnlessPaused, updateTable } from "./status.ts";
 
 export type FillPayload = { vector_table_id: string; config_version: number };
 type Ctx = TaskContext<FillPayload>;
 
 const FRESH: FillProgress = { last_processed_pk: null, rows_processed: 0 };
-
-function retryable(error: unknown): boolean {
-  if (error instanceof AppError) return false;
-  if (error instanceof DriverError) return error.retryable;
-  return true;
-}
 
 const interruptedBy = (signal: AbortSignal): string | null => (signal.aborted ? ((signal.reason as { kind?: string } | undefined)?.kind ?? "aborted") : null);
 
@@ -31,7 +29,7 @@ export async function runFillTask(services: Services, ctx: Ctx, kind: "backfill"
   let table = await loadTable(services, ctx.payload.vector_table_id);
   if (!table) return; // deleted since: nothing to fill
   let progress = ctx.progress as FillProgress;
-  let rebuild = kind === "rebackfill" || progress.generation !== undefined || table.configVersion !== ctx.payload.config_version;
+  let rebuild = kind === "rebackfill" || progress.generation !== undefined || !servesConfig(table);
   try {
     for (;;) {
       if (table.mode === "platform") throw new DriverError(PLATFORM_UNAVAILABLE, { retryable: false });
@@ -44,10 +42,9 @@ export async function runFillTask(services: Services, ctx: Ctx, kind: "backfill"
     }
   } catch (err) {
     if (interruptedBy(ctx.signal) === "shutdown" || !table) throw err;
-    const message = err instanceof Error ? err.message : String(err);
-    const final = !retryable(err) || ctx.task.attempts >= ctx.task.maxAttempts;
-    if (final) await markError(services, table.id, message);
-    else await noteError(services, table.id, message);
+    // The table stays as it is while the task retries (CONTRACT 6); when the runner fails the task
+    // for good, the task type's failed hook moves it to `error` in that same transaction.
+    await noteError(services, table.id, err instanceof Error ? err.message : String(err));
     throw err;
   }
 }
@@ -85,7 +82,7 @@ async function backfill(services: Services, ctx: Ctx, table: VectorTableRow, sta
     let rows = outcome.progress.rows_processed;
     // Rows stored before this backfill that the source no longer has: one hash pass removes them.
     if ((await services.vectors.count(collection)) > rows) rows = (await hashPass(job, target, ctx.signal)).rows;
-    const finished = await finishIfVersion(services, table.id, table.configVersion, completion(services, table, rows, progress.started_at!));
+    const finished = await finishFill(services, ctx.complete, table.id, table.configVersion, completion(services, table, rows, progress.started_at!));
     if (!finished) return { kind: "config_moved" };
     services.logger.info({ vector_table_id: table.id, rows, ...outcome.counts }, "backfill completed");
   } finally {
@@ -105,7 +102,7 @@ async function buildingGeneration(services: Services, ctx: Ctx, table: VectorTab
   const collection = table.vectorstoreCollection;
   const { building } = services.vectors.generations(collection);
   if (start.generation !== undefined && start.config_version === table.configVersion && building.includes(start.generation)) return start;
-  for (const g of building) await services.vectors.dropGeneration(collection, g);
+  for (const g of building) await dropQuietly(services, collection, g);
   const generation = await services.vectors.createGeneration(collection, specOf(table));
   const progress: FillProgress = { ...FRESH, generation, config_version: table.configVersion, started_at: services.clock.now().toISOString() };
   await ctx.checkpoint(progress);
@@ -122,16 +119,23 @@ async function rebackfill(services: Services, ctx: Ctx, table: VectorTableRow, s
     const target = { collection, generation, reference: services.vectors.generations(collection).live, budget: null };
     const outcome = await fill(job, { target, progress, signal: ctx.signal, checkpoint: (p) => ctx.checkpoint(p) });
     if (outcome.kind !== "done") {
-      await services.vectors.dropGeneration(collection, generation);
+      await dropQuietly(services, collection, generation);
       return outcome;
     }
     // Rows changed while building: one hash pass with the change stream held, then the swap.
     await stopConsumer(services, table.id);
     const { rows } = await hashPass(job, target, ctx.signal);
     await services.vectors.swapGeneration(collection, generation);
-    const finished = await finishIfVersion(services, table.id, table.configVersion, completion(services, table, rows, progress.started_at!));
+    const done = completion(services, table, rows, progress.started_at!);
+    const finished = await finishFill(services, ctx.complete, table.id, table.configVersion, done);
     services.logger.info({ vector_table_id: table.id, rows, ...outcome.counts }, "re-backfill swapped in");
-    if (!finished) return { kind: "config_moved" };
+    if (!finished) {
+      // The live generation is the one just built even though a PUT moved on: queries must embed
+      // with its model, and the next build starts from it.
+      const { servingModel, servingDimensions } = done;
+      await updateTable(services.database.db, services, table.id, { servingModel, servingDimensions, servedConfigVersion: table.configVersion });
+      return { kind: "config_moved" };
+    }
   } finally {
     await job.close();
   }

@@ -8,7 +8,7 @@ import { tasks } from "../../scheduler/tables.ts";
 import type { VectorTableRow } from "../vector-tables/tables.ts";
 import { addCounts, changedRows, prepareRows, zeroCounts, type ApplyCounts, type ApplyTarget } from "./apply.ts";
 import { BudgetExceededError, vectorAllowance } from "./budget.ts";
-import { loadTable, openJob, type SyncJob } from "./job.ts";
+import { loadTable, openJob, servesConfig, type SyncJob } from "./job.ts";
 import { hashPages } from "./pages.ts";
 import { emptyRowsOf, syncState } from "./state.ts";
 import { markError, noteError, updateTable } from "./status.ts";
@@ -75,7 +75,8 @@ export async function hasActiveBackfill(services: Services, tableId: string): Pr
   return rows.length > 0;
 }
 
-export const passEligible = (t: VectorTableRow) => t.mode === "managed" && (t.syncStatus === "synced" || t.syncStatus === "error");
+/** Not while a re-backfill is owed: a pass writes the live generation with the table's configuration. */
+export const passEligible = (t: VectorTableRow) => t.mode === "managed" && (t.syncStatus === "synced" || t.syncStatus === "error") && servesConfig(t);
 
 /**
  * One sync pass over a `synced` (or `error`, so it can recover) managed table with no backfill

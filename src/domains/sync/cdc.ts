@@ -8,11 +8,11 @@ import type { VectorTableRow } from "../vector-tables/tables.ts";
 import { prepareRows, UNHASHED } from "./apply.ts";
 import { BudgetExceededError, vectorAllowance } from "./budget.ts";
 import { FAILURES_BEFORE_ERROR, hashPass } from "./batch.ts";
-import { cdcTarget, loadTable, openJob, type SyncJob } from "./job.ts";
+import { cdcTarget, loadTable, openJob, servesConfig, type SyncJob } from "./job.ts";
 import { syncState, type Consumer } from "./state.ts";
 import { markError, noteError, updateTable } from "./status.ts";
 
-/** Statuses in which a consumer keeps applying changes (a re-backfill builds beside the live generation). */
+/** Statuses in which a consumer keeps applying changes, as long as the live generation serves the configuration. */
 const CONSUMING = new Set(["synced", "error", "pending_rebackfill"]);
 const MAX_BACKOFF_MS = 30_000;
 /** Keys merged into one apply at most: one embed call's worth, one store write. */
@@ -55,7 +55,12 @@ export async function* coalesced(stream: AsyncIterable<ChangeBatch>, maxKeys = M
   }
 }
 
-export const consumerWanted = (t: VectorTableRow) => t.mode === "managed" && t.syncMode === "cdc" && t.cdcCheckpoint !== null && CONSUMING.has(t.syncStatus);
+/**
+ * Not while a re-backfill is owed: the consumer writes the live generation with the table's
+ * configuration, which the live vectors do not have. The re-backfill's last hash pass catches the
+ * changes of the meantime, and the consumer restarts from its checkpoint after the swap.
+ */
+export const consumerWanted = (t: VectorTableRow) => t.mode === "managed" && t.syncMode === "cdc" && t.cdcCheckpoint !== null && CONSUMING.has(t.syncStatus) && servesConfig(t);
 
 function liveTarget(job: SyncJob) {
   const collection = job.table.vectorstoreCollection;

@@ -35,6 +35,13 @@ export async function loadTable(services: Services, id: string): Promise<VectorT
   return row;
 }
 
+/**
+ * Whether the live generation was built for the table's configuration. When not, a re-backfill is
+ * owed and nothing may write the live generation with the current configuration: its vectors have
+ * the old model, dimensions or texts (issue 12, item 6).
+ */
+export const servesConfig = (t: VectorTableRow): boolean => t.configVersion === t.servedConfigVersion;
+
 export function specOf(table: VectorTableRow): GenerationSpec {
   return {
     dimensions: table.embeddingDimensions,

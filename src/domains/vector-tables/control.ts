@@ -6,6 +6,7 @@ import { requireWriteAccess } from "../../shared/authz.ts";
 import { AppError } from "../../shared/errors.ts";
 import { isUniqueViolation } from "../../db/executor.ts";
 import { startSyncFor } from "../sync/lifecycle.ts";
+import { resumeFrom } from "../sync/resume.ts";
 import { moveSyncStatus, updateVectorTableRow } from "./repo.ts";
 import type { BackfillStarted, SyncControlResult, SyncStatusObject } from "./schemas.ts";
 import { vectorTableOf } from "./service.ts";
@@ -18,7 +19,10 @@ const backfillRunning = () => new AppError("backfill_running", "A backfill or re
 /**
  * POST /v1/vector-tables/{id}/backfill: queues a `backfill` and sets `backfilling` in one
  * transaction. The unique index over active tasks makes exactly one of many simultaneous
- * requests win, in one process or several; the others answer 409 `backfill_running`.
+ * requests win, in one process or several; the others answer 409 `backfill_running`. After a
+ * backfill that failed for good it resumes from that task's checkpoint; after a re-backfill that
+ * failed, the task builds a new generation for the current configuration (the engine sees the
+ * live generation does not serve it), never writing the live one.
  */
 export async function startBackfill(services: Services, actor: KeyActor, id: string): Promise<BackfillStarted> {
   requireWriteAccess(actor);
@@ -27,7 +31,8 @@ export async function startBackfill(services: Services, actor: KeyActor, id: str
   const now = services.clock.now().toISOString();
   try {
     await services.database.db.transaction(async (tx) => {
-      await services.tasks.enqueue(tx, { orgId: row.orgId, taskType: "backfill", targetId: row.id, payload, exclusiveKey: backfillKey(row.id) });
+      const progress = await resumeFrom(tx, row);
+      await services.tasks.enqueue(tx, { orgId: row.orgId, taskType: "backfill", targetId: row.id, payload, exclusiveKey: backfillKey(row.id), progress });
       await updateVectorTableRow(tx, row.orgId, row.id, { syncStatus: "backfilling", updatedAt: now });
     });
   } catch (err) {

@@ -9,7 +9,8 @@ export type VectorTableChanges = Partial<Omit<VectorTableRow, "id" | "orgId" | "
 
 const scoped = (orgId: string, id: string) => and(eq(vectorTables.orgId, orgId), eq(vectorTables.id, id));
 
-export async function insertVectorTable(db: Executor, row: VectorTableRow): Promise<void> {
+/** A new row; columns with a database default (e.g. `served_config_version`) may be left out. */
+export async function insertVectorTable(db: Executor, row: typeof vectorTables.$inferInsert): Promise<void> {
   await db.insert(vectorTables).values(row);
 }
 

@@ -112,6 +112,7 @@ export async function createVectorTable(services: Services, actor: KeyActor, inp
     platformVectorRef: null,
     numericPk: isNumericType(pkType),
     configVersion: 1,
+    servedConfigVersion: 1,
     servingModel: input.embedding_model,
     servingDimensions: input.embedding_dimensions,
     totalRows: 0,

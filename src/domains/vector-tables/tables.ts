@@ -38,6 +38,12 @@ export const vectorTables = sqliteTable("vector_tables", {
    */
   configVersion: integer("config_version").notNull().default(1),
   /**
+   * The `config_version` the live generation was built for. While it differs from
+   * `config_version` a re-backfill is owed: every fill builds a new generation and none writes
+   * the live one, whose vectors belong to the older configuration (issue 12, item 6).
+   */
+  servedConfigVersion: integer("served_config_version").notNull().default(1),
+  /**
    * The model and dimensions of the vectors in the live generation: what a query embeds with.
    * After a PUT they differ from embedding_model/embedding_dimensions until the rebackfill swaps
    * its new generation in (it sets them at the swap, in the swap's transaction); queries keep

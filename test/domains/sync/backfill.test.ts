@@ -50,6 +50,7 @@ describe("happy", () => {
       progress: { last_processed_pk: "300", rows_processed: 300, after_key: [300] } as never,
       signal: controller.signal,
       checkpoint: async (p) => void saved.push(p),
+      complete: async () => {},
     }, "backfill");
     expect(w.fake.counters.inputs - before).toBe(400);
     expect(sortedEntries(await storedSet(w.services, table))).toEqual(sortedEntries(await expectedSet(w.sql)));
@@ -67,6 +68,7 @@ describe("happy", () => {
       progress: { last_processed_pk: null, rows_processed: 0 },
       signal: new AbortController().signal,
       checkpoint: async () => {},
+      complete: async () => {},
     }, "backfill");
     expect(w.fake.counters.inputs - before).toBe(0);
     expect((await tableRow(w, table.id))!.syncStatus).toBe("synced");

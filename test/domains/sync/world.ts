@@ -104,6 +104,7 @@ export async function newVectorTable(w: World, over: Partial<VectorTableRow> = {
     platformVectorRef: null,
     numericPk: true,
     configVersion: 1,
+    servedConfigVersion: 1,
     servingModel: MODEL,
     servingDimensions: DIMS,
     totalRows: 0,
@@ -150,6 +151,18 @@ export async function storedSet(services: Pick<Services, "vectors">, table: Vect
   const { hits } = await services.vectors.search(table.vectorstoreCollection, { vector, k: 100_000 });
   return new Map(hits.map((h) => [h.pk, { text: h.text, metadata: h.metadata }]));
 }
+
+/**
+ * The live generation's rows as pk → text, read row by row (not through a search, whose HNSW
+ * answer may miss a few rows of a large collection).
+ */
+export async function storedTexts(services: Pick<Services, "vectors">, table: VectorTableRow): Promise<Map<string, string>> {
+  const pks = (await services.vectors.hashes(table.vectorstoreCollection, { limit: 1_000_000 })).map((h) => h.pk);
+  const docs = await services.vectors.docs(table.vectorstoreCollection, pks);
+  return new Map([...docs.entries()].map(([pk, d]) => [pk, d.text]));
+}
+
+export const textsOf = (m: Map<string, StoredRow>) => new Map([...m.entries()].map(([pk, r]) => [pk, r.text]));
 
 /** What the collection must hold for the source as it is now (CONTRACT 7 rendering). */
 export async function expectedSet(sql: postgres.Sql, columns: ColumnConfig[] = COLUMNS): Promise<Map<string, StoredRow>> {

@@ -8,7 +8,6 @@ import { activeTasksOf, DOC_COLUMNS, newTable, tableBody, type Fixture, tableWor
 import { vectorTables } from "../../../src/domains/vector-tables/tables.ts";
 import { eq } from "drizzle-orm";
 import { tasks } from "../../../src/scheduler/tables.ts";
-import { enqueueMissingRebackfills } from "../../../src/domains/vector-tables/rebackfill-sweep.ts";
 
 // Starts processes or databases: slower than bun's 5 s default on a loaded 2-core machine.
 setDefaultTimeout(30_000);
@@ -73,20 +72,6 @@ describe("happy", () => {
     const res = await put(t.id, { columns: DOC_COLUMNS, embedding_model: "local-lexical-v1", embedding_dimensions: 64 });
     expect(await json(res)).toEqual(t);
     expect(await activeTasksOf(app, t.id)).toEqual([]);
-  });
-
-  test("a change that collides with a fill task already past its last version check is still rebuilt (the sweep)", async () => {
-    const t = await newTable(app, org.owner.key, tableBody(f));
-    expect((await app.request("POST", `/v1/vector-tables/${t.id}/backfill`, { headers: org.owner.key })).status).toBe(200);
-    const db = app.services.database.db;
-    await db.update(tasks).set({ status: "running" }).where(eq(tasks.targetId, t.id));
-    expect((await json(await put(t.id, { embedding_dimensions: 96 }))).sync_status).toBe("pending_rebackfill");
-    expect((await activeTasksOf(app, t.id)).map((x) => x.taskType)).toEqual(["backfill"]);
-    // The backfill ends without looking at the version again.
-    await db.update(tasks).set({ status: "completed" }).where(eq(tasks.targetId, t.id));
-    expect(await enqueueMissingRebackfills(app.services)).toBe(1);
-    expect((await activeTasksOf(app, t.id)).map((x) => [x.taskType, x.payload])).toEqual([["rebackfill", { vector_table_id: t.id, config_version: 2 }]]);
-    expect(await enqueueMissingRebackfills(app.services)).toBe(0);
   });
 
   test("tRPC vectorTables.update answers the same shape", async () => {
