@@ -2,6 +2,7 @@
 // The CLI and the binary's entry: reads the command line and runs the composition in
 // src/runtime.ts (database + migrations → vector store → services → scheduler → HTTP).
 import { ConfigError, parseFlags, resolveConfig, SERVE_FLAGS } from "./config.ts";
+import { lockDataDir, makePrivate, PRIVATE_UMASK, StartRefused } from "./data-dir.ts";
 import { openDatabase } from "./db/client.ts";
 import { migrate } from "./db/migrate.ts";
 import { createLogger } from "./shared/log.ts";
@@ -32,12 +33,16 @@ flags (serve, migrate):
 const SHUTDOWN_DEADLINE_MS = 10_000;
 
 function configFrom(args: string[]) {
+  // Before anything is written: every file the service creates is 0600, every folder 0700.
+  process.umask(PRIVATE_UMASK);
   const config = resolveConfig(parseFlags(args, SERVE_FLAGS), process.env);
+  makePrivate(config.dataDir);
   return { config, logger: createLogger(config.logLevel) };
 }
 
 async function serve(args: string[]): Promise<void> {
   const { config, logger } = configFrom(args);
+  lockDataDir(config.dataDir); // held until the process ends (CONTRACT 9)
   // Handlers go in before the listening line: a supervisor may signal as soon as it reads it.
   let running: RunningService | null = null;
   let stopping = false;
@@ -103,7 +108,7 @@ try {
   const code = await run(process.argv.slice(2));
   if (code >= 0) process.exit(code);
 } catch (err) {
-  if (err instanceof ConfigError) {
+  if (err instanceof ConfigError || err instanceof StartRefused) {
     console.error(`vecsync: ${err.message}`);
     process.exit(2);
   }

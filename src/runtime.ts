@@ -17,8 +17,16 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   if (applied.length) logger.info({ applied }, "migrations applied");
   const vectors = await openVectorStore(config, database, logger);
   const services = buildServices(config, database, vectors, logger);
+  // Bind before the scheduler starts: a refused port (CONTRACT 9) must not have run any task.
+  let server: ReturnType<typeof listen>;
+  try {
+    server = listen(services, config.host, config.port);
+  } catch (err) {
+    await vectors.close();
+    database.close();
+    throw err;
+  }
   services.scheduler.start();
-  const server = listen(services, config.host, config.port);
   return {
     services,
     url: server.url,
