@@ -5,8 +5,9 @@ import { ConfigError, parseFlags, resolveConfig, SERVE_FLAGS } from "./config.ts
 import { lockDataDir, makePrivate, PRIVATE_UMASK, StartRefused } from "./data-dir.ts";
 import { openDatabase } from "./db/client.ts";
 import { migrate } from "./db/migrate.ts";
+import { isStorageFull, rootMessage } from "./shared/errors.ts";
 import { createLogger } from "./shared/log.ts";
-import { startService, type RunningService } from "./runtime.ts";
+import { startWhenSpace, type RunningService } from "./runtime.ts";
 import { selfCheck } from "./selfcheck.ts";
 import { VERSION } from "./version.ts";
 import { runDemo } from "./demo/index.ts";
@@ -56,7 +57,16 @@ async function serve(args: string[]): Promise<void> {
   };
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
   process.on("SIGINT", () => void shutdown("SIGINT"));
-  running = await startService(config, logger);
+  // A full disk never takes the process down (issue 12), not even through a background write no
+  // one awaited; anything else still ends it, as Bun's default would, but logged first.
+  const stray = (kind: string) => (err: unknown) => {
+    if (isStorageFull(err)) return logger.warn({ error: rootMessage(err) }, `${kind} while the disk is full; carrying on`);
+    logger.fatal({ err }, kind);
+    process.exit(1);
+  };
+  process.on("unhandledRejection", stray("unhandled rejection"));
+  process.on("uncaughtException", stray("uncaught exception"));
+  running = await startWhenSpace(config, logger);
   console.log(`vecsync listening on ${running.url}`);
 }
 

@@ -7,7 +7,7 @@ import { join } from "node:path";
 
 export type SmallDisk = {
   path: string;
-  /** Fills every free byte with a filler file; the next allocation fails with ENOSPC. */
+  /** Fills every free byte (again) with a filler file; the next allocation fails with ENOSPC. */
   fill(): void;
   /** Removes the filler: the space returns. */
   free(): void;
@@ -32,7 +32,7 @@ export function mountSmallDisk(sizeMiB = 16): SmallDisk {
     fill() {
       // One big write, then page-sized ones until ENOSPC: tmpfs counts whole pages.
       const chunk = Buffer.alloc(64 * 1024);
-      writeFileSync(filler, Buffer.alloc(Math.max(0, freeBytes() - chunk.length)));
+      writeFileSync(filler, Buffer.alloc(Math.max(0, freeBytes() - chunk.length)), { flag: "a" });
       for (let size = chunk.length; size >= 1; size = Math.floor(size / 2)) {
         try {
           for (;;) writeFileSync(filler, chunk.subarray(0, size), { flag: "a" });

@@ -3,8 +3,10 @@
 // 507 `storage_full`, reads keep answering, logging never kills the process, and the service
 // recovers by itself once space returns. A real full filesystem: a small tmpfs (test/helpers).
 import { expect, setDefaultTimeout, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { startProcess, type RunningProcess } from "../harness.ts";
+import { eventually, startProcess, tempDir, type RunningProcess } from "../harness.ts";
 import { apiOf, must, signUp, type Api } from "../e2e/helpers.ts";
 import { mountSmallDisk } from "../helpers/small-disk.ts";
 
@@ -53,4 +55,50 @@ test("full disk: writes 507, reads 200, the process lives, restarts and recovers
   disk.free();
   must(await api.call("POST", "/v1/api-keys", { name: "after", permission: "full" }), 201);
   expect((await api.call("GET", "/v1/api-keys")).body.data.map((k: { name: string }) => k.name)).toContain("after");
+});
+
+/** Signs up on a fresh process, then stops it and closes the database as a last clean close does. */
+async function keyThenCleanClose(dataDir: string): Promise<string> {
+  let key: string;
+  {
+    await using first = await startProcess(onDisk(dataDir));
+    const { api } = await signUp(first);
+    key = must(await api.call("POST", "/v1/api-keys", { name: "test", permission: "full" }), 201).key;
+    expect(await first.stop("SIGTERM")).toBe(0);
+  }
+  // The last connection to close checkpoints and deletes -wal and -shm (as sqlite3 or a restore
+  // leaves a database). Opening it again means writing a new 32 KiB -shm index first.
+  const db = new Database(join(dataDir, "vecsync.db"));
+  db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  db.close();
+  expect(existsSync(join(dataDir, "vecsync.db-shm"))).toBe(false);
+  return key;
+}
+
+test("full disk after a clean close (no -shm left): the start still serves reads, then recovers", async () => {
+  using disk = mountSmallDisk(32); // room for the ballast the first start lays down
+  const key = await keyThenCleanClose(disk.path);
+  disk.fill();
+  await using second = await startProcess(onDisk(disk.path));
+  const api = apiOf(second.url, { authorization: `Bearer ${key}` });
+  await expectReads(second, api);
+  disk.fill(); // the room the start freed is soon taken too
+  await expectStorageFull(api, key, second.url);
+  disk.free();
+  must(await api.call("POST", "/v1/api-keys", { name: "after", permission: "full" }), 201);
+});
+
+test("no room even to open the database (no ballast): the start waits, says why, and serves once space returns", async () => {
+  using disk = mountSmallDisk(12); // too small for a ballast to be laid down
+  const key = await keyThenCleanClose(disk.path);
+  disk.fill();
+  using logDir = tempDir(); // the log elsewhere, so that the wait can be seen
+  const log = join(logDir.path, "vecsync.log");
+  const starting = startProcess({ dataDir: disk.path, stderrTo: log, timeoutMs: 40_000 });
+  await eventually(() => existsSync(log) && readFileSync(log, "utf8").includes("the data directory's disk is full"), 20_000);
+  disk.free();
+  await using second = await starting;
+  const api = apiOf(second.url, { authorization: `Bearer ${key}` });
+  await expectReads(second, api);
+  must(await api.call("POST", "/v1/api-keys", { name: "after", permission: "full" }), 201);
 });
