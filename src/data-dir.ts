@@ -47,6 +47,10 @@ export function lockDataDir(dataDir: string): DataDirLock {
 /** The process umask that makes every file created 0600 and every folder 0700 (CONTRACT 9). */
 export const PRIVATE_UMASK = 0o077;
 
+// What the service itself puts in the data dir. Only these are tightened, never the whole folder:
+// a data dir pointed at a folder holding other things (even `.`) must not lose their modes.
+const OWN_ENTRIES = ["vecsync.db", "vecsync.db-wal", "vecsync.db-shm", "jwt.secret", "master.key", "outbox.jsonl", "lock", "ballast", "indexes"];
+
 /**
  * Files the service creates are 0600 and folders 0700 (CONTRACT 9). New ones are covered by
  * PRIVATE_UMASK whoever creates them (SQLite's -wal and -shm, usearch's index files, the outbox);
@@ -54,21 +58,20 @@ export const PRIVATE_UMASK = 0o077;
  * not chmod is left as it is rather than stopping the service.
  */
 export function makePrivate(dataDir: string): void {
-  tighten(dataDir, 0);
+  tighten(dataDir, false);
+  for (const entry of OWN_ENTRIES) tighten(join(dataDir, entry), true);
 }
 
-function tighten(path: string, depth: number): void {
+function tighten(path: string, recurse: boolean): void {
   let stat;
   try {
     stat = lstatSync(path);
     if (stat.isSymbolicLink()) return;
     chmodSync(path, stat.isDirectory() ? 0o700 : 0o600);
   } catch {
-    return;
+    return; // absent, or not ours to change
   }
-  // The data dir holds files and indexes/<collection>…: three levels cover what we create.
-  if (!stat.isDirectory() || depth >= 3) return;
-  for (const entry of readdirSafe(path)) tighten(join(path, entry), depth + 1);
+  if (recurse && stat.isDirectory()) for (const entry of readdirSafe(path)) tighten(join(path, entry), true);
 }
 
 function readdirSafe(path: string): string[] {

@@ -15,16 +15,20 @@ function modes(root: string, path = root, out: Record<string, number> = {}): Rec
   return out;
 }
 
-test("every file in the data dir is 0600 and every folder 0700, old ones tightened at start", async () => {
+test("every file the service has in the data dir is 0600 and every folder 0700, old ones tightened at start", async () => {
   using dir = tempDir();
   chmodSync(dir.path, 0o755);
   // What an older version left: a world-readable outbox in a world-readable folder.
   mkdirSync(join(dir.path, "indexes"), { mode: 0o755 });
   writeFileSync(join(dir.path, "outbox.jsonl"), "", { mode: 0o644 });
   chmodSync(join(dir.path, "outbox.jsonl"), 0o644);
+  // Not the service's: left as the operator made it.
+  writeFileSync(join(dir.path, "notes.txt"), "mine", { mode: 0o644 });
+  chmodSync(join(dir.path, "notes.txt"), 0o644);
   await using proc = await startProcess({ dataDir: dir.path });
   await signUp(proc); // writes the outbox, the database and its WAL
-  const found = modes(dir.path);
+  const { "notes.txt": notes, ...found } = modes(dir.path);
+  expect(notes!.toString(8)).toBe("644");
   expect(Object.keys(found)).toEqual(expect.arrayContaining([".", "vecsync.db", "vecsync.db-wal", "vecsync.db-shm", "jwt.secret", "master.key", "outbox.jsonl", "lock", "indexes"]));
   for (const [name, mode] of Object.entries(found)) {
     const isDir = lstatSync(join(dir.path, name)).isDirectory();
