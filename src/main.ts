@@ -72,6 +72,7 @@ async function serve(args: string[]): Promise<void> {
 
 async function migrateOnly(args: string[]): Promise<void> {
   const { config, logger } = configFrom(args);
+  lockDataDir(config.dataDir); // never under a running server's feet
   const database = await openDatabase(config.databaseUrl);
   const { applied } = await migrate(database.client);
   if (applied.length) logger.info({ applied }, "migrations applied");
