@@ -66,6 +66,9 @@ describe("happy", () => {
     ["2002:a9fe:a9fe:ab:cd::", ["169.254.169.254"]],
     // Teredo: server 192.0.2.1 in bits 32-63; client 169.254.169.254 inverted in the last 32 bits
     ["2001:0:c000:201::5601:5601", ["192.0.2.1", "169.254.169.254"]],
+    ["::ffff:0:a9fe:a9fe", ["169.254.169.254"]], // IPv4-translated (SIIT)
+    ["2001:db8::5efe:a9fe:a9fe", ["169.254.169.254"]], // ISATAP interface id
+    ["2001:db8::200:5efe:a9fe:a9fe", ["169.254.169.254"]],
     ["2001:db8::a9fe:a9fe", []],
     ["fe80::1", []],
   ])("%s embeds %j", (text, expected) => {
@@ -117,7 +120,7 @@ describe("happy", () => {
 });
 
 describe("errors", () => {
-  test.each(["169.254.169.254", "169.254.43518", "2852039166", "0xa9fea9fe", "0251.0376.0251.0376", "::ffff:169.254.169.254", "::ffff:a9fe:a9fe", "64:ff9b::a9fe:a9fe", "2002:a9fe:a9fe::1", "[2002:a9fe:a9fe::1]", "2002:a9fe:1234::", "2001:0:a9fe:a9fe::1", "2001:0:c000:201::5601:5601", "::a9fe:a9fe", "2002:6464:64c8::", "fe80::1", "[fe80::1%eth0]", "fd00:ec2::254", "100.100.100.200"])(
+  test.each(["169.254.169.254", "169.254.43518", "2852039166", "0xa9fea9fe", "0251.0376.0251.0376", "::ffff:169.254.169.254", "::ffff:a9fe:a9fe", "64:ff9b::a9fe:a9fe", "2002:a9fe:a9fe::1", "[2002:a9fe:a9fe::1]", "2002:a9fe:1234::", "2001:0:a9fe:a9fe::1", "2001:0:c000:201::5601:5601", "::a9fe:a9fe", "2002:6464:64c8::", "::ffff:0:a9fe:a9fe", "2001:db8::5efe:a9fe:a9fe", "fe80::1", "[fe80::1%eth0]", "fd00:ec2::254", "100.100.100.200"])(
     "%s is refused (400) without any DNS",
     async (host) => {
       const err = await refusal(vetHost(host, policy(), fakeDns({})));
