@@ -6,8 +6,9 @@ import { expect, setDefaultTimeout, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { eventually, startProcess, tempDir, type RunningProcess } from "../harness.ts";
-import { apiOf, must, signUp, type Api } from "../e2e/helpers.ts";
+import { eventually, PG_ADMIN_URL, startProcess, tempDir, throwawayPostgres, type RunningProcess } from "../harness.ts";
+import { apiOf, eventuallyStatus, must, signUp, type Api } from "../e2e/helpers.ts";
+import { COLUMNS, seedRows } from "../e2e/source.ts";
 import { mountSmallDisk } from "../helpers/small-disk.ts";
 
 setDefaultTimeout(60_000);
@@ -101,4 +102,33 @@ test("no room even to open the database (no ballast): the start waits, says why,
   const api = apiOf(second.url, { authorization: `Bearer ${key}` });
   await expectReads(second, api);
   must(await api.call("POST", "/v1/api-keys", { name: "after", permission: "full" }), 201);
+});
+
+test("a synced vector table on a full disk: queries answer, and the sync catches up by itself once space returns", async () => {
+  using disk = mountSmallDisk(32);
+  await using pg = await throwawayPostgres();
+  await pg.sql`CREATE TABLE docs (id integer PRIMARY KEY, title text, body text, category varchar(40), price double precision, stock integer, active boolean, code text)`;
+  await pg.sql`INSERT INTO docs ${pg.sql(seedRows())}`;
+  await using proc = await startProcess({ ...onDisk(disk.path), env: { VECSYNC_LOG_LEVEL: "info", VECSYNC_SYNC_INTERVAL: "1" } });
+  const { api } = await signUp(proc);
+  const admin = new URL(PG_ADMIN_URL);
+  const credentials = { host: "127.0.0.1", port: Number(admin.port || 5432), database: pg.name, user: admin.username || "postgres", password: "unused", ssl_mode: "disable" };
+  const connection = must(await api.call("POST", "/v1/providers/db_relational/connections", { name: "source", mode: "managed", credentials }), 201);
+  const provider = must(await api.call("POST", "/v1/embedding-providers", { name: "local", provider: "local" }), 201);
+  const table = must(await api.call("POST", "/v1/vector-tables", { name: "docs", connection_id: connection.id, embedding_provider_id: provider.id, source_table: "docs", primary_key_column: "id", columns: COLUMNS, embedding_model: "local-lexical-v1", embedding_dimensions: 64, sync_mode: "batch" }), 201);
+  must(await api.call("POST", `/v1/vector-tables/${table.id}/backfill`), 200);
+  await eventuallyStatus(api, table.id, "synced");
+
+  disk.fill();
+  await pg.sql`INSERT INTO docs VALUES (1000, 'zebra quasar lantern', 'a brand new row', 'travel', 12.5, 7, true, 'r1000')`;
+  const top = async () => must(await api.call("POST", `/v1/vector-tables/${table.id}/query`, { query: "zebra quasar lantern", limit: 1 }), 200).results[0]?.id;
+  // A few passes come and go while the disk is full; the query keeps answering from what is stored.
+  const before = Date.parse(must(await api.call("GET", `/v1/vector-tables/${table.id}/sync/status`), 200).last_sync_at);
+  await eventually(async () => (await api.call("GET", `/v1/vector-tables/${table.id}/sync/status`)).body.staleness_secs >= 3, 20_000);
+  expect(await top()).not.toBe("1000");
+  expect(proc.proc.exitCode).toBeNull();
+
+  disk.free();
+  await eventually(async () => (await top()) === "1000", 20_000);
+  expect(Date.parse(must(await api.call("GET", `/v1/vector-tables/${table.id}/sync/status`), 200).last_sync_at)).toBeGreaterThan(before);
 });
