@@ -13,6 +13,7 @@ const BY_STATUS: Record<number, TRPC_ERROR_CODE_KEY> = {
   413: "PAYLOAD_TOO_LARGE",
   429: "TOO_MANY_REQUESTS",
   502: "BAD_GATEWAY",
+  507: "SERVICE_UNAVAILABLE", // tRPC has no 507 (storage_full); data.httpStatus carries it
 };
 
 export function trpcCode(code: ErrorCode): TRPC_ERROR_CODE_KEY {

@@ -1,7 +1,7 @@
 import { initTRPC, StandardSchemaV1Error, TRPCError } from "@trpc/server";
 import { resolveActor } from "../src/http/auth.ts";
 import type { KeyActor, UserActor } from "../src/shared/actor.ts";
-import { AppError, httpStatus, type ErrorCode } from "../src/shared/errors.ts";
+import { AppError, httpStatus, knownFailure, type ErrorCode } from "../src/shared/errors.ts";
 import type { RpcContext } from "./context.ts";
 import { trpcCode } from "./errors.ts";
 
@@ -44,8 +44,9 @@ const t = initTRPC.context<RpcContext>().create({
 /** Our AppErrors keep their meaning on the tRPC wire too. */
 const mapErrors = t.middleware(async ({ next }) => {
   const result = await next();
-  if (!result.ok && result.error.cause instanceof AppError) {
-    result.error = new TRPCError({ code: trpcCode(result.error.cause.code), message: result.error.cause.message, cause: result.error.cause });
+  const known = result.ok ? null : knownFailure(result.error.cause);
+  if (!result.ok && known) {
+    result.error = new TRPCError({ code: trpcCode(known.code), message: known.message, cause: known });
   }
   return result;
 });

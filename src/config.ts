@@ -128,7 +128,7 @@ function generatedSecret(dataDir: string, file: string): string {
 /** Completes the configuration: creates the data dir and any secret not given by the environment. */
 export function resolveConfig(flags: Record<string, string>, env: Env): Config {
   const partial = loadConfig(flags, env);
-  mkdirSync(partial.dataDir, { recursive: true });
+  mkdirSync(partial.dataDir, { recursive: true, mode: 0o700 }); // CONTRACT 9
   return {
     ...partial,
     // CONTRACT 1: the JWT secret is used as its UTF-8 bytes, whether given or generated.

@@ -2,10 +2,12 @@
 // The CLI and the binary's entry: reads the command line and runs the composition in
 // src/runtime.ts (database + migrations → vector store → services → scheduler → HTTP).
 import { ConfigError, parseFlags, resolveConfig, SERVE_FLAGS } from "./config.ts";
+import { lockDataDir, makePrivate, PRIVATE_UMASK, StartRefused } from "./data-dir.ts";
 import { openDatabase } from "./db/client.ts";
 import { migrate } from "./db/migrate.ts";
+import { isStorageFull, rootMessage } from "./shared/errors.ts";
 import { createLogger } from "./shared/log.ts";
-import { startService, type RunningService } from "./runtime.ts";
+import { startWhenSpace, type RunningService } from "./runtime.ts";
 import { selfCheck } from "./selfcheck.ts";
 import { VERSION } from "./version.ts";
 import { runDemo } from "./demo/index.ts";
@@ -32,12 +34,16 @@ flags (serve, migrate):
 const SHUTDOWN_DEADLINE_MS = 10_000;
 
 function configFrom(args: string[]) {
+  // Before anything is written: every file the service creates is 0600, every folder 0700.
+  process.umask(PRIVATE_UMASK);
   const config = resolveConfig(parseFlags(args, SERVE_FLAGS), process.env);
+  makePrivate(config.dataDir);
   return { config, logger: createLogger(config.logLevel) };
 }
 
 async function serve(args: string[]): Promise<void> {
   const { config, logger } = configFrom(args);
+  lockDataDir(config.dataDir); // held until the process ends (CONTRACT 9)
   // Handlers go in before the listening line: a supervisor may signal as soon as it reads it.
   let running: RunningService | null = null;
   let stopping = false;
@@ -51,12 +57,22 @@ async function serve(args: string[]): Promise<void> {
   };
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
   process.on("SIGINT", () => void shutdown("SIGINT"));
-  running = await startService(config, logger);
+  // A full disk never takes the process down (issue 12), not even through a background write no
+  // one awaited; anything else still ends it, as Bun's default would, but logged first.
+  const stray = (kind: string) => (err: unknown) => {
+    if (isStorageFull(err)) return logger.warn({ error: rootMessage(err) }, `${kind} while the disk is full; carrying on`);
+    logger.fatal({ err }, kind);
+    process.exit(1);
+  };
+  process.on("unhandledRejection", stray("unhandled rejection"));
+  process.on("uncaughtException", stray("uncaught exception"));
+  running = await startWhenSpace(config, logger);
   console.log(`vecsync listening on ${running.url}`);
 }
 
 async function migrateOnly(args: string[]): Promise<void> {
   const { config, logger } = configFrom(args);
+  lockDataDir(config.dataDir); // never under a running server's feet
   const database = await openDatabase(config.databaseUrl);
   const { applied } = await migrate(database.client);
   if (applied.length) logger.info({ applied }, "migrations applied");
@@ -103,7 +119,7 @@ try {
   const code = await run(process.argv.slice(2));
   if (code >= 0) process.exit(code);
 } catch (err) {
-  if (err instanceof ConfigError) {
+  if (err instanceof ConfigError || err instanceof StartRefused) {
     console.error(`vecsync: ${err.message}`);
     process.exit(2);
   }

@@ -1,5 +1,6 @@
 import { trpcHandler, TRPC_PREFIX } from "../rpc/router.ts";
 import { buildApp } from "./http/app.ts";
+import { StartRefused } from "./data-dir.ts";
 import { allRoutes } from "./http/routes.ts";
 import type { Services } from "./services.ts";
 import { VERSION } from "./version.ts";
@@ -15,9 +16,18 @@ export type RunningServer = { url: string; port: number; stop(): Promise<void> }
 
 export function listen(services: Services, host: string, port: number): RunningServer {
   const app = createHttpApp(services);
-  app.listen({ hostname: host, port, maxRequestBodySize: TRANSPORT_BODY_LIMIT });
-  const bound = app.server!;
   const shownHost = host.includes(":") ? `[${host}]` : host;
+  try {
+    // Elysia's Bun adapter asks for SO_REUSEPORT, with which a second process binds the same port
+    // and the kernel splits the requests between the two (issue 12). CONTRACT 9: refuse instead.
+    app.listen({ hostname: host, port, maxRequestBodySize: TRANSPORT_BODY_LIMIT, reusePort: false });
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    if (code === "EADDRINUSE") throw new StartRefused(`address ${shownHost}:${port} is already in use`);
+    if (code === "EACCES" || code === "EADDRNOTAVAIL") throw new StartRefused(`cannot listen on ${shownHost}:${port} (${code})`);
+    throw err;
+  }
+  const bound = app.server!;
   return {
     url: `http://${shownHost}:${bound.port}`,
     port: bound.port!,

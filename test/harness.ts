@@ -88,7 +88,7 @@ function collect(stream: ReadableStream<Uint8Array>) {
  * Starts the real service (`bun src/main.ts serve`, or a given command such as the compiled
  * binary) on port 0 and waits for its `listening` line.
  */
-export async function startProcess(opts: { cmd?: string[]; env?: Record<string, string>; dataDir?: string; cwd?: string; timeoutMs?: number } = {}): Promise<RunningProcess> {
+export async function startProcess(opts: { cmd?: string[]; env?: Record<string, string>; dataDir?: string; cwd?: string; timeoutMs?: number; stderrTo?: string } = {}): Promise<RunningProcess> {
   const owned = opts.dataDir ? null : tempDir();
   const dataDir = opts.dataDir ?? owned!.path;
   const cmd = [...(opts.cmd ?? [BUN, join(ROOT, "src/main.ts")]), "serve", "--port", "0", "--data-dir", dataDir];
@@ -97,10 +97,11 @@ export async function startProcess(opts: { cmd?: string[]; env?: Record<string, 
     env: { ...process.env, VECSYNC_LOG_LEVEL: "warn", ...opts.env },
     stdin: "ignore",
     stdout: "pipe",
-    stderr: "pipe",
-  });
+    // `stderrTo`: the log goes to that file (e.g. one on the data dir's disk), as under a supervisor.
+    stderr: opts.stderrTo ? Bun.file(opts.stderrTo) : "pipe",
+  }) as Bun.Subprocess<"ignore", "pipe", "pipe">;
   const out = collect(proc.stdout);
-  const err = collect(proc.stderr);
+  const err = opts.stderrTo ? { text: () => `(written to ${opts.stderrTo})` } : collect(proc.stderr);
   const timeoutMs = opts.timeoutMs ?? 20_000;
   const line = await Promise.race([
     out.firstLine,

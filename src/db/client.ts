@@ -17,7 +17,14 @@ export async function openDatabase(url: string, authToken?: string): Promise<Dat
   if (isLocal) {
     // journal_mode is stored in the file; synchronous is per connection and FULL is SQLite's
     // default in WAL mode, which the self-check verifies.
-    await client.execute("PRAGMA journal_mode = WAL");
+    try {
+      await client.execute("PRAGMA journal_mode = WAL");
+    } catch (err) {
+      // E.g. no room for the -shm index on a full disk: a start that waits for space retries
+      // this, and must not leave one open file behind per attempt.
+      raw.close();
+      throw err;
+    }
   }
   const db = drizzle(client, { schema });
   return { client, db, isLocal, close: () => client.close() };

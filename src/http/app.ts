@@ -1,5 +1,5 @@
 import { Elysia } from "elysia";
-import { AppError, errorBody } from "../shared/errors.ts";
+import { AppError, errorBody, knownFailure, rootMessage } from "../shared/errors.ts";
 import { parse } from "../shared/validate.ts";
 import type { Services } from "../services.ts";
 import { resolveActor } from "./auth.ts";
@@ -20,7 +20,13 @@ const json = (body: unknown, status: number, requestId: string, headers: Record<
  * with the request id and answered 500 `internal`, never with a stack.
  */
 export function errorResponse(services: Services, err: unknown, requestId: string): Response {
-  if (err instanceof AppError) return json(errorBody(err), err.status, requestId, err.headers);
+  const known = knownFailure(err);
+  if (known) {
+    // A full disk is the operator's to fix: say so in the log once per request, without a stack.
+    // Only the innermost message: a query error's own message lists the statement's parameters.
+    if (known !== err) services.logger.warn({ request_id: requestId, error: rootMessage(err) }, "write refused: storage full");
+    return json(errorBody(known), known.status, requestId, known.headers);
+  }
   services.logger.error({ err, request_id: requestId }, "unexpected error");
   return json(errorBody(new AppError("internal", "An unexpected error occurred")), 500, requestId);
 }

@@ -23,6 +23,7 @@ export type ErrorCode =
   | "rate_limited"
   | "source_error"
   | "provider_error"
+  | "storage_full"
   | "internal";
 
 export function httpStatus(code: ErrorCode): number {
@@ -57,6 +58,8 @@ export function httpStatus(code: ErrorCode): number {
     case "source_error":
     case "provider_error":
       return 502;
+    case "storage_full":
+      return 507;
     case "internal":
       return 500;
   }
@@ -106,6 +109,42 @@ export class DriverError extends Error {
     this.retryable = opts.retryable;
     this.context = opts.context ?? {};
   }
+}
+
+// SQLite says SQLITE_FULL ("database or disk is full"), node:fs and native addons ENOSPC or EDQUOT
+// ("no space left on device", "disk quota exceeded"); drivers may wrap either as a cause.
+const FULL_CODES = new Set(["SQLITE_FULL", "ENOSPC", "EDQUOT"]);
+const FULL_MESSAGE = /database or disk is full|no space left on device|disk quota exceeded|\bENOSPC\b|\bSQLITE_FULL\b/i;
+
+/** True when `err` (or an error it wraps) says the disk is full. */
+export function isStorageFull(err: unknown): boolean {
+  for (let e = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === "string" && FULL_CODES.has(code)) return true;
+    if (FULL_MESSAGE.test(e.message)) return true;
+  }
+  return false;
+}
+
+/** The message of the innermost cause, e.g. "SQLITE_FULL: database or disk is full". */
+export function rootMessage(err: unknown): string {
+  let e = err;
+  for (let depth = 0; e instanceof Error && e.cause instanceof Error && depth < 8; depth++) e = e.cause;
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** 507 `storage_full` (CONTRACT 3): nothing the caller did wrong, and nothing to retry at once. */
+export const storageFull = () =>
+  new AppError("storage_full", "The service's storage is full; reads keep working, and writes work again once disk space is freed");
+
+/**
+ * What an error boundary answers for a thrown value it did not raise itself, when that value has
+ * a meaning for the client: a full disk is 507, not 500. Null: an unexpected error (500).
+ */
+export function knownFailure(err: unknown): AppError | null {
+  if (err instanceof AppError) return err;
+  if (isStorageFull(err)) return storageFull();
+  return null;
 }
 
 export type ErrorBody = { error: { code: ErrorCode; message: string; details?: unknown } };

@@ -15,6 +15,9 @@ const testRoutes = [
   defineRoute({ method: "GET", path: "/t/boom", tag: "t", summary: "throws", auth: "none", handler: () => { throw new Error("secret internals at /srv/app.ts:42"); } }),
   defineRoute({ method: "GET", path: "/t/conflict", tag: "t", summary: "409", auth: "none", handler: () => { throw new AppError("name_taken", "That name is taken"); } }),
   defineRoute({ method: "GET", path: "/t/limited", tag: "t", summary: "429", auth: "none", handler: () => { throw new AppError("rate_limited", "Slow down", { headers: { "retry-after": "7" } }); } }),
+  // As drizzle wraps libSQL's error: the query (with its parameters) outside, SQLITE_FULL inside.
+  defineRoute({ method: "GET", path: "/t/sqlite-full", tag: "t", summary: "507", auth: "none", handler: () => { throw new Error("Failed query: insert into t values (?)\nparams: vsk_secret", { cause: Object.assign(new Error("SQLITE_FULL: database or disk is full"), { code: "SQLITE_FULL" }) }); } }),
+  defineRoute({ method: "GET", path: "/t/enospc", tag: "t", summary: "507", auth: "none", handler: () => { throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" }); } }),
   defineRoute({ method: "GET", path: "/t/key", tag: "t", summary: "key", auth: "api_key", handler: () => ({}) }),
   defineRoute({ method: "DELETE", path: "/t/thing/:id", tag: "t", summary: "204", auth: "none", status: 204, handler: () => undefined }),
 ];
@@ -140,6 +143,14 @@ describe("errors", () => {
     const limited = await fetch(base + "/t/limited");
     expect(limited.status).toBe(429);
     expect(limited.headers.get("retry-after")).toBe("7");
+  });
+
+  test.each(["/t/sqlite-full", "/t/enospc"])("a full disk (%s) → 507 storage_full, the query's parameters not in it", async (path) => {
+    const res = await fetch(base + path);
+    expect(res.status).toBe(507);
+    const text = await res.text();
+    expect(JSON.parse(text).error.code).toBe("storage_full");
+    expect(text).not.toContain("vsk_secret");
   });
 
   test("a key route without credentials → 401 unauthorized", async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { Writable } from "node:stream";
-import { createLogger } from "../../src/shared/log.ts";
+import { closeSync, openSync } from "node:fs";
+import { createLogger, fdDestination } from "../../src/shared/log.ts";
 
 function capture() {
   const lines: Record<string, unknown>[] = [];
@@ -27,5 +28,19 @@ describe("happy", () => {
     const text = JSON.stringify(lines[0]);
     for (const secret of ["vsk_live", "hunter2", "sk-1", "Bearer x"]) expect(text).not.toContain(secret);
     expect(lines[0]!.api_key).toBe("[redacted]");
+  });
+});
+
+describe("errors", () => {
+  test("a log that cannot be written (ENOSPC on /dev/full) is dropped, never thrown", () => {
+    const fd = openSync("/dev/full", "w");
+    try {
+      const destination = fdDestination(fd);
+      const logger = createLogger("info", destination);
+      for (let i = 0; i < 3; i++) logger.error({ attempt: i }, "disk is full");
+      expect(destination.dropped()).toBe(3);
+    } finally {
+      closeSync(fd);
+    }
   });
 });

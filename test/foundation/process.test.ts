@@ -90,6 +90,24 @@ describe("errors", () => {
     expect(lines[0]).toContain(message);
   });
 
+  test("the data-dir lock dies with its holder: after kill -9 the next serve starts", async () => {
+    using dir = tempDir();
+    const first = await startProcess({ dataDir: dir.path });
+    expect(readFileSync(join(dir.path, "lock"), "utf8").trim()).toBe(String(first.proc.pid));
+    await first.stop("SIGKILL");
+    await using next = await startProcess({ dataDir: dir.path });
+    expect((await fetch(`${next.url}/healthz`)).status).toBe(200);
+    expect(readFileSync(join(dir.path, "lock"), "utf8").trim()).toBe(String(next.proc.pid));
+  });
+
+  test("migrate on a data dir a server holds exits 2 naming the server", async () => {
+    using dir = tempDir();
+    await using server = await startProcess({ dataDir: dir.path });
+    const out = run(["migrate", "--data-dir", dir.path]);
+    expect(out.code).toBe(2);
+    expect(out.stderr).toContain(`in use by process ${server.proc.pid}`);
+  });
+
   test("an unknown command exits 2 with the help text", () => {
     const out = run(["frobnicate"]);
     expect(out.code).toBe(2);

@@ -21,7 +21,7 @@ export const authRoutes = [
     auth: "none",
     body: Verify,
     response: TokenSet,
-    handler: ({ services, body }) => verifyCode(services, body),
+    handler: ({ services, body, ip }) => verifyCode(services, body, ip),
   }),
   defineRoute({
     method: "POST",

@@ -14,6 +14,10 @@ const OTP_WINDOW_MS = 15 * 60 * 1000;
 const OTP_PER_EMAIL = 5;
 const WRONG_TRIES_PER_DAY = 30; // per e-mail, not reset by new codes
 const DAY_MS = 24 * 60 * 60 * 1000;
+// Per client IP, so that guessing spread over many e-mails (each under its own daily limit) is
+// bounded too: 60 an hour is far above any person mistyping, far below a useful brute force.
+const WRONG_TRIES_PER_IP_HOUR = 60;
+const HOUR_MS = 60 * 60 * 1000;
 
 // One answer whether or not the e-mail was known (CONTRACT 4): a new e-mail simply gets an account.
 const CODE_SENT_MESSAGE = "A sign-in code has been sent to the e-mail address; it is valid for 10 minutes";
@@ -70,7 +74,7 @@ async function deliverCode(services: Services, email: string, now: Date): Promis
 }
 
 /** POST /v1/auth/verify: a correct, live code signs the user in and is used up. */
-export async function verifyCode(services: Services, input: Verify): Promise<TokenSet> {
+export async function verifyCode(services: Services, input: Verify, ip: string | null): Promise<TokenSet> {
   const email = normalizeEmail(input.email);
   if (!email) throw new AppError("invalid_request", "The e-mail address is malformed");
   if (!isWellFormedCode(input.code)) throw new AppError("invalid_request", "The code must be 6 to 8 digits");
@@ -78,6 +82,9 @@ export async function verifyCode(services: Services, input: Verify): Promise<Tok
   const now = services.clock.now();
   const failures = `verify_fail:${email}`;
   await enforce(db, [{ key: failures, limit: WRONG_TRIES_PER_DAY, windowMs: DAY_MS }], now, "Too many wrong codes for this e-mail today; try again later");
+  // In-process calls (tests) have no client address; every socket request has one.
+  const ipFailures = ip ? `verify_fail:ip:${ip}` : null;
+  if (ipFailures) await enforce(db, [{ key: ipFailures, limit: WRONG_TRIES_PER_IP_HOUR, windowMs: HOUR_MS }], now, "Too many wrong codes from this address; try again later");
 
   const stored = await repo.findCode(db, email);
   const live = stored !== null && Date.parse(stored.expiresAt) > now.getTime();
@@ -92,7 +99,7 @@ export async function verifyCode(services: Services, input: Verify): Promise<Tok
     }
     return startSession(services, { userId: user.id, email: user.email });
   }
-  await recordEvents(db, [failures], now);
+  await recordEvents(db, ipFailures ? [failures, ipFailures] : [failures], now);
   if (stored && !live) await repo.deleteCode(db, email, stored.codeHash);
   if (stored && live && !matches) {
     const tries = await repo.countWrongTry(db, email, stored.codeHash);

@@ -9,7 +9,7 @@
 import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
 import { AppError, DriverError } from "../../shared/errors.ts";
-import { formatAddress, parseAddress, parseCidr, cidrContains, embeddedIPv4, type Address, type Cidr } from "./ip.ts";
+import { formatAddress, parseAddress, parseCidr, cidrContains, embeddedIPv4, embeddedIPv4s, type Address, type Cidr } from "./ip.ts";
 
 /** Refused unless allowed: IPv4 and IPv6 link-local, and the metadata endpoints clouds put elsewhere. */
 export const DEFAULT_DENIED: readonly Cidr[] = [
@@ -76,11 +76,8 @@ export function hostPolicy(config: { denyHosts: string[]; allowHosts: string[] }
 const nameMatches = (rule: HostRule, name: string) =>
   (rule.kind === "name" && rule.name === name) || (rule.kind === "suffix" && name.endsWith(rule.suffix));
 
-/** The address itself, plus the IPv4 address inside a mapped, compatible or NAT64 IPv6 one. */
-function formsOf(address: Address): Address[] {
-  const inner = embeddedIPv4(address);
-  return inner ? [address, inner] : [address];
-}
+/** The address itself, plus every IPv4 address an IPv6 one embeds (mapped, NAT64, 6to4, Teredo…). */
+const formsOf = (address: Address): Address[] => [address, ...embeddedIPv4s(address)];
 
 const inAny = (cidrs: readonly Cidr[], address: Address) => formsOf(address).some((a) => cidrs.some((c) => cidrContains(c, a)));
 const cidrsOf = (rules: HostRule[]) => rules.flatMap((r) => (r.kind === "cidr" ? [r.cidr] : []));

@@ -92,6 +92,26 @@ export function embeddedIPv4(address: Address): Address | null {
   return null;
 }
 
+/**
+ * Every IPv4 address an IPv6 one embeds, so that a guard on an IPv4 range closes all its IPv6
+ * spellings: the forms above, plus those a translator, a relay or the host's own tunnel may turn
+ * back into IPv4 traffic — IPv4-translated (::ffff:0:a.b.c.d, RFC 2765), 6to4 (2002:WWXX:YYZZ::/48,
+ * RFC 3056), Teredo (2001:0::/32, RFC 4380: server address in bits 32-63, client address in the
+ * last 32 bits, inverted) and ISATAP (interface id 0:5efe:a.b.c.d or 200:5efe:…, RFC 5214).
+ */
+export function embeddedIPv4s(address: Address): Address[] {
+  const b = address.bytes;
+  if (b.length !== 16) return [];
+  const plain = embeddedIPv4(address);
+  if (plain) return [plain];
+  const tail = { bytes: b.slice(12) };
+  if (startsWith(b, [0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0])) return [tail];
+  if (startsWith(b, [0x20, 0x02])) return [{ bytes: b.slice(2, 6) }];
+  if (startsWith(b, [0x20, 0x01, 0x00, 0x00])) return [{ bytes: b.slice(4, 8) }, { bytes: b.slice(12).map((x) => x ^ 0xff) }];
+  if ((b[8] === 0x00 || b[8] === 0x02) && b[9] === 0x00 && b[10] === 0x5e && b[11] === 0xfe) return [tail];
+  return [];
+}
+
 export function parseCidr(text: string): Cidr | null {
   const [addressText, prefixText, extra] = text.split("/");
   if (addressText === undefined || extra !== undefined) return null;

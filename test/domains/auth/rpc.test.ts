@@ -50,4 +50,14 @@ describe("errors", () => {
     expect(raw.status).toBe(429);
     expect(Number(raw.headers.get("retry-after"))).toBeGreaterThan(0);
   });
+
+  test("wrong codes are limited per client IP on tRPC too (60 an hour)", async () => {
+    await using app = await createTestApp();
+    await using server = listenOnLoopback(app);
+    const client = createVecsyncClient({ url: server.url });
+    for (let i = 0; i < 60; i++) {
+      expect(await failure(client.auth.verify.mutate({ email: `rpc-victim${i % 30}@example.com`, code: "123456" }))).toEqual({ code: "unauthorized", httpStatus: 401 });
+    }
+    expect(await failure(client.auth.verify.mutate({ email: "rpc-victim-new@example.com", code: "123456" }))).toEqual({ code: "rate_limited", httpStatus: 429 });
+  });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { AppError, DriverError } from "../../../src/shared/errors.ts";
 import { checkHostSpelling, hostPolicy, isValidHost, parseHostRule, vetHost, type HostPolicy, type Resolver } from "../../../src/drivers/sources/host-guard.ts";
-import { cidrContains, embeddedIPv4, formatAddress, parseAddress, parseCidr } from "../../../src/drivers/sources/ip.ts";
+import { cidrContains, embeddedIPv4, embeddedIPv4s, formatAddress, parseAddress, parseCidr } from "../../../src/drivers/sources/ip.ts";
 
 const canonical = (text: string) => {
   const a = parseAddress(text);
@@ -59,6 +59,22 @@ describe("happy", () => {
     expect(embeddedIPv4(parseAddress("2001:db8::1")!)).toBeNull();
   });
 
+  test.each([
+    ["::ffff:169.254.169.254", ["169.254.169.254"]],
+    ["64:ff9b::a9fe:a9fe", ["169.254.169.254"]],
+    ["2002:a9fe:a9fe::1", ["169.254.169.254"]], // 6to4: the IPv4 address follows the 2002: prefix
+    ["2002:a9fe:a9fe:ab:cd::", ["169.254.169.254"]],
+    // Teredo: server 192.0.2.1 in bits 32-63; client 169.254.169.254 inverted in the last 32 bits
+    ["2001:0:c000:201::5601:5601", ["192.0.2.1", "169.254.169.254"]],
+    ["::ffff:0:a9fe:a9fe", ["169.254.169.254"]], // IPv4-translated (SIIT)
+    ["2001:db8::5efe:a9fe:a9fe", ["169.254.169.254"]], // ISATAP interface id
+    ["2001:db8::200:5efe:a9fe:a9fe", ["169.254.169.254"]],
+    ["2001:db8::a9fe:a9fe", []],
+    ["fe80::1", []],
+  ])("%s embeds %j", (text, expected) => {
+    expect(embeddedIPv4s(parseAddress(text)!).map(formatAddress)).toEqual(expected);
+  });
+
   test("CIDR matching at bit boundaries, per family", () => {
     const within = (cidr: string, address: string) => cidrContains(parseCidr(cidr)!, parseAddress(address)!);
     expect(within("169.254.0.0/16", "169.254.255.255")).toBe(true);
@@ -78,6 +94,7 @@ describe("happy", () => {
     expect(await vetHost("127.1", policy())).toEqual({ address: "127.0.0.1" });
     expect(await vetHost("[::1]", policy())).toEqual({ address: "::1" });
     expect(await vetHost("::ffff:10.1.2.3", policy())).toEqual({ address: "10.1.2.3" });
+    expect(await vetHost("2002:a00:1::1", policy())).toEqual({ address: "2002:a00:1::1" }); // 6to4 of 10.0.0.1
     expect(await vetHost("db.internal.test", policy(), fakeDns({ "db.internal.test": ["10.0.0.5"] }))).toEqual({ address: "10.0.0.5", servername: "db.internal.test" });
   });
 
@@ -103,7 +120,7 @@ describe("happy", () => {
 });
 
 describe("errors", () => {
-  test.each(["169.254.169.254", "169.254.43518", "2852039166", "0xa9fea9fe", "0251.0376.0251.0376", "::ffff:169.254.169.254", "::ffff:a9fe:a9fe", "64:ff9b::a9fe:a9fe", "fe80::1", "[fe80::1%eth0]", "fd00:ec2::254", "100.100.100.200"])(
+  test.each(["169.254.169.254", "169.254.43518", "2852039166", "0xa9fea9fe", "0251.0376.0251.0376", "::ffff:169.254.169.254", "::ffff:a9fe:a9fe", "64:ff9b::a9fe:a9fe", "2002:a9fe:a9fe::1", "[2002:a9fe:a9fe::1]", "2002:a9fe:1234::", "2001:0:a9fe:a9fe::1", "2001:0:c000:201::5601:5601", "::a9fe:a9fe", "2002:6464:64c8::", "::ffff:0:a9fe:a9fe", "2001:db8::5efe:a9fe:a9fe", "fe80::1", "[fe80::1%eth0]", "fd00:ec2::254", "100.100.100.200"])(
     "%s is refused (400) without any DNS",
     async (host) => {
       const err = await refusal(vetHost(host, policy(), fakeDns({})));
