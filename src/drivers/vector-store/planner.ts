@@ -179,9 +179,9 @@ export function hnswCandidates(
   const maxKq = kq * 8;
   for (;;) {
     kq = Math.min(kq, index.size);
-    const found = index.search(query, kq);
-    const rids = found.rids.filter((rid) => mirror.isLive(rid) && (!pred || pred(rid)));
-    if (rids.length >= want || found.rids.length < kq || kq >= index.size) return { rids, complete: true };
+    const found = index.search(query, kq, (rid, version) => mirror.isCurrent(rid, version));
+    const rids = pred ? found.rids.filter((rid) => pred(rid)) : found.rids;
+    if (rids.length >= want || found.exhausted || kq >= index.size) return { rids, complete: true };
     const farthest = found.distances[found.distances.length - 1];
     // f16/i8 distances are approximate: keep a margin before concluding nothing further can qualify
     if (minScore !== null && farthest !== undefined && 1 - farthest < minScore - 0.02) return { rids, complete: true };
