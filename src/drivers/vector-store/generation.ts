@@ -21,6 +21,9 @@ const REBUILD_STEP_ROWS = 1024;
 /** Compaction (hnsw.ts): dead keys past this share of the index, and at least this many. */
 const COMPACT_DEAD_SHARE = 0.25;
 const COMPACT_MIN_DEAD = 1024;
+/** Rows per stray-sweep step (the event loop gets a turn between steps), and the depth of each check. */
+const SWEEP_STEP_ROWS = 512;
+const STRAY_CHECK_K = 10;
 /**
  * An index checkpoint follows every CHECKPOINT_ROWS rows written (upserted or deleted), and any
  * write CHECKPOINT_MS after the last one, so a restart after kill -9 replays at most
@@ -111,7 +114,9 @@ export class Generation implements GenerationRef {
       if (!problem) {
         this.status = "ready";
         this.log("vector_store.index_loaded", { collection: this.collection, generation: this.generation, rows: this.mirror.liveCount, replayed, dead: this.hnsw.dead });
-        return { rebuild: this.compactIfDead(client) };
+        const compaction = this.compactIfDead(client);
+        if (!compaction) this.track(this.sweepStrays());
+        return { rebuild: compaction };
       }
       const hadCheckpoint = problem !== "no checkpoint description" || this.mirror.liveCount > 0;
       if (hadCheckpoint) this.log("vector_store.index_rebuild", { collection: this.collection, generation: this.generation, reason: problem });
@@ -159,7 +164,44 @@ export class Generation implements GenerationRef {
     if (this.closed) return;
     this.status = "ready";
     this.log("vector_store.index_rebuilt", { collection: this.collection, generation: this.generation, rows: this.hnsw.size, ms: Math.round(performance.now() - started) });
-    await this.checkpoint(client);
+    // Tracked in the same turn as "ready": whenReady() then waits for the checkpoint and sweep.
+    this.track(this.checkpoint(client).then(() => this.sweepStrays()));
+  }
+
+  /**
+   * Searches every live row by its own vector and notes the ones the graph does not reach
+   * (hnsw.ts `strays`), a step at a time in the background. ~0.1 ms a row on 2 cores.
+   */
+  private async sweepStrays(): Promise<void> {
+    const index = this.hnsw;
+    const rids = this.mirror.liveRids();
+    for (let i = 0; i < rids.length; i += SWEEP_STEP_ROWS) {
+      if (this.closed || this.hnsw !== index) return;
+      this.checkStrays(Array.from(rids.subarray(i, i + SWEEP_STEP_ROWS)).filter((rid) => this.mirror.isLive(rid)));
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    if (index.strays.size > 0) this.log("vector_store.index_strays", { collection: this.collection, generation: this.generation, rows: index.strays.size });
+  }
+
+  /** Notes which of these live rows a search by their own vector misses. */
+  private checkStrays(rids: number[]): void {
+    const isCurrent = (rid: number, version: number) => this.mirror.isCurrent(rid, version);
+    for (const rid of rids) {
+      const found = this.hnsw.search(this.mirror.vectorOf(rid), STRAY_CHECK_K, isCurrent);
+      if (found.rids.includes(rid)) this.hnsw.strays.delete(rid);
+      else this.hnsw.strays.add(rid);
+    }
+  }
+
+  /** Keeps a background task in `upkeep` so `settled()` waits for it. */
+  private track(work: Promise<unknown>): void {
+    const previous = this.upkeep;
+    const tracked: Promise<unknown> = (previous ? previous.then(() => work) : work)
+      .catch((e) => this.log("vector_store.upkeep_failed", { collection: this.collection, generation: this.generation, error: String(e) }))
+      .finally(() => {
+        if (this.upkeep === tracked) this.upkeep = null;
+      });
+    this.upkeep = tracked;
   }
 
   /**
@@ -196,12 +238,14 @@ export class Generation implements GenerationRef {
       else this.mirror.setMetadata(row.rid, row.metadata);
     }
     this.upsertIndex(changed.map((row) => row.rid));
+    if (this.status === "ready") this.checkStrays(changed.map((row) => row.rid));
     this.applyDelete(changes.gone);
     this.appliedSeq = Math.max(this.appliedSeq, changes.seq);
   }
 
   /** Counts as dead the indexed current versions of rows about to be replaced or deleted. */
   private retireVersions(rids: number[]): void {
+    for (const rid of rids) this.hnsw.strays.delete(rid);
     const live = rids.filter((rid) => this.mirror.isLive(rid));
     const present = this.hnsw.has(live, live.map((rid) => this.mirror.versionOf(rid)));
     this.hnsw.dead += present.filter(Boolean).length;
@@ -216,6 +260,7 @@ export class Generation implements GenerationRef {
       if (rid !== undefined) this.mirror.set(rid, row.vector, typed[i]!, row.pk, row.text, seq);
     });
     this.upsertIndex(order);
+    if (this.status === "ready") this.checkStrays(order);
     this.writtenSinceCheckpoint += order.length;
   }
 
@@ -243,10 +288,7 @@ export class Generation implements GenerationRef {
     if (this.upkeep || this.status !== "ready" || this.closed) return;
     const due = this.writtenSinceCheckpoint >= CHECKPOINT_ROWS || (this.writtenSinceCheckpoint > 0 && performance.now() - this.checkpointedAt >= CHECKPOINT_MS);
     const work = this.compactIfDead(client) ?? (due ? this.checkpoint(client) : null);
-    if (!work) return;
-    this.upkeep = work
-      .catch((e) => this.log("vector_store.checkpoint_failed", { collection: this.collection, generation: this.generation, error: String(e) }))
-      .finally(() => (this.upkeep = null));
+    if (work) this.track(work);
   }
 
   /** Resolves when the background checkpoint or compaction under way (if any) is done. */

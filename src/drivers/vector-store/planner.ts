@@ -189,3 +189,12 @@ export function hnswCandidates(
     kq *= 2;
   }
 }
+
+/** Candidates plus the index's strays that are current and pass the filter (hnsw.ts `strays`). */
+export function withStrays(index: HnswIndex, mirror: Mirror, rids: number[], pred: Predicate<number> | null): number[] {
+  if (index.strays.size === 0) return rids;
+  const seen = new Set(rids);
+  const out = rids.slice();
+  for (const rid of index.strays) if (!seen.has(rid) && mirror.isLive(rid) && (!pred || pred(rid))) out.push(rid);
+  return out;
+}

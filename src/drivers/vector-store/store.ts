@@ -327,6 +327,8 @@ export class VectorStore {
       if (Date.now() > deadline) throw new Error(`collection ${name} not ready after ${timeoutMs} ms`);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
+    // …and its background upkeep (the stray sweep after a load, a checkpoint under way) is done.
+    await this.collection(name).live.settled();
   }
 
   async stats(name: string): Promise<CollectionStats> {
