@@ -24,6 +24,7 @@ const COMPACT_MIN_DEAD = 1024;
 /** Rows per stray-sweep step (the event loop gets a turn between steps), and the depth of each check. */
 const SWEEP_STEP_ROWS = 512;
 const STRAY_CHECK_K = 10;
+const SWEEP_QUIET_MS = 500;
 /**
  * An index checkpoint follows every CHECKPOINT_ROWS rows written (upserted or deleted), and any
  * write CHECKPOINT_MS after the last one, so a restart after kill -9 replays at most
@@ -45,6 +46,10 @@ export class Generation implements GenerationRef {
   private writtenSinceCheckpoint = 0;
   private checkpointedAt = performance.now();
   private upkeep: Promise<unknown> | null = null;
+  private sweeping: Promise<void> | null = null;
+  private sweepDue = true;
+  private writtenSinceSweep = 0;
+  private quietTimer: ReturnType<typeof setTimeout> | null = null;
   readonly lock = new Mutex();
   private pins = 0;
   private unpinned: (() => void) | null = null;
@@ -115,7 +120,7 @@ export class Generation implements GenerationRef {
         this.status = "ready";
         this.log("vector_store.index_loaded", { collection: this.collection, generation: this.generation, rows: this.mirror.liveCount, replayed, dead: this.hnsw.dead });
         const compaction = this.compactIfDead(client);
-        if (!compaction) this.track(this.sweepStrays());
+        if (!compaction) this.sweepNow();
         return { rebuild: compaction };
       }
       const hadCheckpoint = problem !== "no checkpoint description" || this.mirror.liveCount > 0;
@@ -165,7 +170,39 @@ export class Generation implements GenerationRef {
     this.status = "ready";
     this.log("vector_store.index_rebuilt", { collection: this.collection, generation: this.generation, rows: this.hnsw.size, ms: Math.round(performance.now() - started) });
     // Tracked in the same turn as "ready": whenReady() then waits for the checkpoint and sweep.
-    this.track(this.checkpoint(client).then(() => this.sweepStrays()));
+    this.track(this.checkpoint(client));
+    this.sweepNow();
+  }
+
+  /**
+   * Later inserts can prune the last links into an older node, so one check per written row is
+   * not enough: a full sweep follows every quiet spell after writes (SWEEP_QUIET_MS without
+   * one), every CHECKPOINT_ROWS rows during long writes, and every load. Once `settled()`
+   * resolves, every live row is found by its own vector.
+   */
+  private noteWrite(rows: number): void {
+    this.sweepDue = true;
+    this.writtenSinceSweep += rows;
+    if (this.writtenSinceSweep >= CHECKPOINT_ROWS) return void this.sweepNow();
+    if (this.quietTimer) clearTimeout(this.quietTimer);
+    this.quietTimer = setTimeout(() => this.sweepNow(), SWEEP_QUIET_MS);
+    this.quietTimer.unref?.();
+  }
+
+  /** Runs sweeps until none is due; resolves when done (at once when none is). */
+  sweepNow(): Promise<void> {
+    this.sweepDue ||= this.status !== "ready";
+    if (this.sweeping || this.closed || this.status !== "ready") return this.sweeping ?? Promise.resolve();
+    this.sweeping = (async () => {
+      while (this.sweepDue && !this.closed && this.status === "ready") {
+        this.sweepDue = false;
+        this.writtenSinceSweep = 0;
+        await this.sweepStrays();
+      }
+    })()
+      .catch((e) => this.log("vector_store.upkeep_failed", { collection: this.collection, generation: this.generation, error: String(e) }))
+      .finally(() => (this.sweeping = null));
+    return this.sweeping;
   }
 
   /**
@@ -239,6 +276,7 @@ export class Generation implements GenerationRef {
     }
     this.upsertIndex(changed.map((row) => row.rid));
     if (this.status === "ready") this.checkStrays(changed.map((row) => row.rid));
+    if (changed.length > 0) this.noteWrite(changed.length);
     this.applyDelete(changes.gone);
     this.appliedSeq = Math.max(this.appliedSeq, changes.seq);
   }
@@ -262,12 +300,14 @@ export class Generation implements GenerationRef {
     this.upsertIndex(order);
     if (this.status === "ready") this.checkStrays(order);
     this.writtenSinceCheckpoint += order.length;
+    this.noteWrite(order.length);
   }
 
   applyDelete(rids: number[]): void {
     this.retireVersions(rids);
     for (const rid of rids) this.mirror.remove(rid);
     this.writtenSinceCheckpoint += rids.length;
+    if (rids.length > 0) this.noteWrite(rids.length);
   }
 
   applyMetadata(rid: number, typed: MetadataValue[]): void {
@@ -294,6 +334,14 @@ export class Generation implements GenerationRef {
   /** Resolves when the background checkpoint or compaction under way (if any) is done. */
   async settled(): Promise<void> {
     while (this.upkeep) await this.upkeep;
+  }
+
+  /** `settled()`, then every stray sweep due (run now rather than after the quiet spell). */
+  async swept(): Promise<void> {
+    while (this.upkeep || this.sweeping || (this.sweepDue && this.status === "ready" && !this.closed)) {
+      if (this.upkeep) await this.upkeep;
+      else await this.sweepNow();
+    }
   }
 
   /** Saves the index if it is complete and behind; runs under the generation's lock. */

@@ -328,7 +328,7 @@ export class VectorStore {
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     // …and its background upkeep (the stray sweep after a load, a checkpoint under way) is done.
-    await this.collection(name).live.settled();
+    await this.collection(name).live.swept();
   }
 
   async stats(name: string): Promise<CollectionStats> {
