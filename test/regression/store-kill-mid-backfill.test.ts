@@ -7,36 +7,18 @@
 // The writer runs in a child process killed with SIGKILL; the restart resumes as a backfill
 // does: from the last page it saw committed, that page written again.
 import { describe, expect, test, setDefaultTimeout } from "bun:test";
-import { join } from "node:path";
 import { makeWorld } from "../drivers/vector-store/helpers.ts";
+import { killWriterAtPage } from "./fixtures/backfill-kill.ts";
 import { crashRows, crashText } from "./fixtures/crash-rows.ts";
 
 setDefaultTimeout(120_000);
 
 const TOTAL = 20_000;
 
-async function killAtPage(dbUrl: string, indexDir: string, killAfter: number): Promise<number> {
-  const child = Bun.spawn([process.execPath, join(import.meta.dir, "fixtures/backfill-writer.ts"), dbUrl, indexDir, String(TOTAL), "3000"], { stdout: "pipe", stderr: "inherit" });
-  const reader = child.stdout.getReader();
-  let last = 0;
-  let buffered = "";
-  while (last < killAfter) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error("writer ended before the kill point");
-    buffered += new TextDecoder().decode(value);
-    for (const m of buffered.matchAll(/page (\d+)\n/g)) last = Math.max(last, Number(m[1]));
-    buffered = buffered.slice(buffered.lastIndexOf("\n") + 1);
-  }
-  child.kill("SIGKILL");
-  await child.exited;
-  expect(child.signalCode).toBe("SIGKILL");
-  return last;
-}
-
 describe("happy", () => {
   test("SIGKILL at ~30 % of a 20,000-row backfill, restart, finish: every row's own vector finds it first at score ≥ 0.999", async () => {
     await using w = await makeWorld();
-    const seen = await killAtPage(w.dbUrl, w.indexDir, 6100);
+    const seen = await killWriterAtPage(w.dbUrl, w.indexDir, { total: TOTAL, checkpointAt: 3000, killAfter: 6100 });
     const events: [string, Record<string, unknown>][] = [];
     const store = await w.open({ log: (e, f) => events.push([e, f]) });
     // Resume as the backfill task does: its progress names the last page it saw committed.
