@@ -3,11 +3,13 @@
 // written since: 27,000 rows took 10-11 s instead of 2-3 s. The store now checkpoints every
 // CHECKPOINT_ROWS rows written, so a restart replays at most CHECKPOINT_ROWS + one batch − 1.
 import { describe, expect, test, setDefaultTimeout } from "bun:test";
-import { CHECKPOINT_ROWS } from "../../src/drivers/vector-store/generation.ts";
 import { makeWorld } from "../drivers/vector-store/helpers.ts";
 import { killWriterAtPage } from "./fixtures/backfill-kill.ts";
 
 setDefaultTimeout(120_000);
+
+/** generation.ts CHECKPOINT_ROWS, stated here so the test reads (and fails) on its own. */
+const CHECKPOINT_ROWS = 16_384;
 
 describe("happy", () => {
   test("SIGKILL after 20,000 rows and no explicit checkpoint: the restart loads a checkpoint and replays fewer than CHECKPOINT_ROWS + 100 rows", async () => {
