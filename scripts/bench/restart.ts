@@ -1,4 +1,4 @@
-// `bun run bench restart [--rows 100000] [--dims 256]`
+// `bun run bench restart [--rows 100000] [--dims 256] [--keep]` (--keep leaves the data dir, named on stderr)
 // Restart time of the managed store after kill -9 (issue 12, item 9). A child process writes
 // `rows` rows in pages of 1,000 (random unit vectors, as the fake providers make) and is killed
 // with SIGKILL once it has written them all; then the store is opened on the same data twice:
@@ -56,7 +56,7 @@ async function restart(dir: string, label: string): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ args: process.argv.slice(3), options: { rows: { type: "string", default: "100000" }, dims: { type: "string", default: "256" } } });
+  const { values } = parseArgs({ args: process.argv.slice(3), options: { rows: { type: "string", default: "100000" }, dims: { type: "string", default: "256" }, keep: { type: "boolean", default: false } } });
   const rows = Number(values.rows);
   const dims = Number(values.dims);
   const dir = mkdtempSync(join(tmpdir(), "vecsync-bench-restart-"));
@@ -68,12 +68,13 @@ async function main(): Promise<void> {
     await child.exited;
     console.error(`wrote ${rows} × ${dims} in ${((performance.now() - started) / 1000).toFixed(1)} s, then SIGKILL`);
     await restart(dir, `A. after kill -9, row-count checkpoints`);
+    if (values.keep) return console.error(`kept ${dir}`);
     rmSync(join(dir, "indexes"), { recursive: true, force: true });
     const client = createClient({ url: `file:${join(dir, "vecsync.db")}` });
     await client.execute("DELETE FROM vs_checkpoints");
     client.close();
     await restart(dir, `B. ${rows} rows since the last checkpoint`);
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    if (!values.keep) rmSync(dir, { recursive: true, force: true });
   }
 }

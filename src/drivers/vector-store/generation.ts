@@ -113,7 +113,7 @@ export class Generation implements GenerationRef {
         this.checkpointSeq = checkpoint.meta.seq;
         if (checkpoint.meta.seq > startSeq) problem = `checkpoint at seq ${checkpoint.meta.seq} is ahead of libSQL (${startSeq})`;
         else {
-          replayed = this.coverLiveRows();
+          replayed = await this.coverLiveRows();
           problem = selfCheck(this.hnsw, this.mirror);
           this.log("vector_store.index_timing", { collection: this.collection, generation: this.generation, checkpointMs: Math.round(tCheckpoint - t0), rowsMs: Math.round(t1 - tCheckpoint), replayMs: Math.round(performance.now() - t1) });
         }
@@ -138,7 +138,7 @@ export class Generation implements GenerationRef {
    * the checkpoint, and anything a checkpoint should have had and did not; every other key in
    * the index is dead (deleted or replaced rows) and never returned. Returns rows added.
    */
-  private coverLiveRows(): number {
+  private async coverLiveRows(): Promise<number> {
     const rids = this.mirror.liveRids();
     const missing: number[] = [];
     for (let i = 0; i < rids.length; i += LOAD_PAGE_ROWS) {
@@ -146,7 +146,11 @@ export class Generation implements GenerationRef {
       const present = this.hnsw.has(step, Array.from(step, (rid) => this.mirror.versionOf(rid)));
       present.forEach((p, j) => p || missing.push(step[j]!));
     }
-    this.upsertIndex(missing);
+    // In steps, the event loop served between them (searches take the SQL path while loading).
+    for (let i = 0; i < missing.length; i += REBUILD_STEP_ROWS) {
+      this.upsertIndex(missing.slice(i, i + REBUILD_STEP_ROWS));
+      await new Promise((resolve) => setImmediate(resolve));
+    }
     this.hnsw.dead = this.hnsw.size - this.mirror.liveCount;
     return missing.length;
   }

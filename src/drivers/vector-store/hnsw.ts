@@ -1,5 +1,8 @@
-// A usearch HNSW index, metric cosine, keyed by row *version*: key = rid · 2³² + vec_seq (the
-// change sequence that stored the row's vector). Its JS binding has no filter callback and cannot
+// A usearch HNSW index, metric cosine, keyed by row *version*: key = vec_seq · 2³² + rid (vec_seq:
+// the change sequence that stored the row's vector). The rid sits in the low bits because
+// usearch's key table hashes a u64 key by identity (std::hash) and probes linearly from its low
+// bits: with vec_seq there, a write batch's rows (one vec_seq) collided, and loading 40k rows
+// took 1.4 s instead of 20 ms, adds ~5× longer. Its JS binding has no filter callback and cannot
 // change expansion_search on a live index, so filtering is done by oversampling in search.ts;
 // usearch searches with ef = max(expansion_search, results asked for), so asking for more
 // results is how a search is widened (planner.ts searchBreadth).
@@ -27,9 +30,9 @@ export const SCALAR_BYTES: Record<ScalarKindName, number> = { f32: 4, f16: 2, i8
 
 const VERSION_SPAN = 2 ** 32;
 
-/** The index key of a row version. vec_seq wraps at 2³² (four billion write batches). */
+/** The index key of a row version. vec_seq wraps at 2³² (four billion write batches); rids are u32 (mirror). */
 export function keyOf(rid: number, version: number): bigint {
-  return BigInt(rid) * 4294967296n + BigInt(version % VERSION_SPAN);
+  return BigInt(version % VERSION_SPAN) * 4294967296n + BigInt(rid);
 }
 
 /** Is (rid, version) the row's current vector? Supplied by the generation from its mirror. */
@@ -113,8 +116,8 @@ export class HnswIndex {
       if (!Number.isFinite(d) || d >= 3.0e38) break;
       real++;
       const key = found.keys[i]!;
-      const rid = Number(key / 4294967296n);
-      if (!isCurrent(rid, Number(key % 4294967296n))) continue;
+      const rid = Number(key % 4294967296n);
+      if (!isCurrent(rid, Number(key / 4294967296n))) continue;
       rids.push(rid);
       distances.push(d);
     }
