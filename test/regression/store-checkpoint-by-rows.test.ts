@@ -9,7 +9,7 @@ import { killWriterAtPage } from "./fixtures/backfill-kill.ts";
 setDefaultTimeout(120_000);
 
 /** generation.ts CHECKPOINT_ROWS, stated here so the test reads (and fails) on its own. */
-const CHECKPOINT_ROWS = 16_384;
+const CHECKPOINT_ROWS = 8_192;
 
 describe("happy", () => {
   test("SIGKILL after 20,000 rows and no explicit checkpoint: the restart loads a checkpoint and replays fewer than CHECKPOINT_ROWS + 100 rows", async () => {

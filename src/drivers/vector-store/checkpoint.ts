@@ -15,6 +15,8 @@ import { checkIndexFile } from "./index-file.ts";
 import type { IndexParams } from "./types.ts";
 
 const FORMAT = 1;
+/** Strays kept in a description (more would mean an index worth rebuilding, not listing). */
+const MAX_SAVED_STRAYS = 100_000;
 
 export interface CheckpointMeta {
   format: number;
@@ -28,6 +30,8 @@ export interface CheckpointMeta {
   file: string;
   bytes: number;
   crc32: number;
+  /** The index's known strays (strays.ts) when saved: a hint only, so the description may carry it. */
+  strays?: number[];
 }
 
 export type LoadedCheckpoint = { ok: true; index: HnswIndex; meta: CheckpointMeta } | { ok: false; problem: string };
@@ -87,6 +91,7 @@ export function writeCheckpoint(dir: string, collection: string, generation: num
     file,
     bytes: statSync(join(dir, file)).size,
     crc32: fileCrc32(join(dir, file)),
+    strays: [...index.strays].slice(0, MAX_SAVED_STRAYS),
   };
   const metaTmp = join(dir, `${base}.json.tmp`);
   writeFileSync(metaTmp, JSON.stringify(meta));
@@ -172,5 +177,7 @@ export function loadCheckpoint(dir: string, collection: string, generation: numb
     unlinkSync(marker);
   }
   if (index.size !== meta.count) return { ok: false, problem: `index holds ${index.size} vectors, expected ${meta.count}` };
+  // Known strays serve at once; the sweep after the load confirms them and finds new ones.
+  for (const rid of Array.isArray(meta.strays) ? meta.strays : []) if (Number.isInteger(rid) && rid >= 0) index.strays.add(rid);
   return { ok: true, index, meta };
 }

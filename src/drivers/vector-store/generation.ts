@@ -1,7 +1,9 @@
 // One generation of a collection held in process: its mirror, its HNSW index and its state.
-// Start-up: load the checkpoint (if valid), load the mirror from libSQL, replay what changed
-// after the checkpoint's sequence, then check the index count against libSQL. Any doubt → the
-// index is rebuilt in the background while searches are answered exactly (never empty/partial).
+// Start-up: load the checkpoint (if every check passes, checkpoint.ts), load the mirror from
+// libSQL, add every live row version the index lacks (the restart invariant, coverLiveRows),
+// then a self-search sample. Any doubt → the index is rebuilt in the background while searches
+// are answered exactly (never empty/partial). Upkeep in the background: checkpoints by rows
+// written, compaction of dead keys (hnsw.ts), stray sweeps (strays.ts).
 import type { Client } from "@libsql/client";
 import { type Calibration, calibratable, calibrate, isStale } from "./calibration.ts";
 import { loadCheckpoint, removeCheckpointFiles, writeCheckpoint } from "./checkpoint.ts";
@@ -10,6 +12,7 @@ import { Mutex } from "./lock.ts";
 import { GATHER_ROWS, Mirror } from "./mirror.ts";
 import { pruneTombstones, readChangesSince, readRowPage, readSeq } from "./reads.ts";
 import { readCheckpointRecord, recordCheckpoint } from "./registry.ts";
+import { checkStrays, selfCheck, StraySweeper } from "./strays.ts";
 import type { GenerationRef } from "./rows.ts";
 import type { CollectionStatus, GenerationSpec, IndexParams, MetadataValue, UpsertRow } from "./types.ts";
 
@@ -21,18 +24,17 @@ const REBUILD_STEP_ROWS = 1024;
 /** Compaction (hnsw.ts): dead keys past this share of the index, and at least this many. */
 const COMPACT_DEAD_SHARE = 0.25;
 const COMPACT_MIN_DEAD = 1024;
-/** Rows per stray-sweep step (the event loop gets a turn between steps), and the depth of each check. */
-const SWEEP_STEP_ROWS = 512;
-const STRAY_CHECK_K = 10;
-const SWEEP_QUIET_MS = 500;
 /**
- * An index checkpoint follows every CHECKPOINT_ROWS rows written (upserted or deleted), and any
- * write CHECKPOINT_MS after the last one, so a restart after kill -9 replays at most
- * CHECKPOINT_ROWS + one write batch − 1 rows (a checkpoint holds the generation's lock: writes
- * wait for it). Replay costs ~0.1-0.3 ms a row on 2 cores (usearch inserts), so about 1-5 s at
- * this bound whatever was written before; a save costs ~20 ms per 100k rows of 256 dims at i8.
+ * An index checkpoint follows every max(CHECKPOINT_ROWS, keys / CHECKPOINT_SHARE) rows written
+ * (upserted or deleted), and any write CHECKPOINT_MS after the last one, so a restart after
+ * kill -9 replays at most that many rows + one write batch − 1 (a checkpoint holds the
+ * generation's lock: writes wait for it): 8,192 + a batch up to 131k keys, 1/16 of the index
+ * beyond (so saves stay a small share of write time: a save writes the whole index, ~0.4 KB a
+ * row at 256 dims i8). Replay costs ~0.3-0.7 ms a row on 2 busy cores (usearch inserts at
+ * 100k × 256): ~3-6 s at the bound (`bun run bench restart`).
  */
-export const CHECKPOINT_ROWS = 16_384;
+export const CHECKPOINT_ROWS = 8_192;
+const CHECKPOINT_SHARE = 16;
 const CHECKPOINT_MS = 5 * 60_000;
 
 export class Generation implements GenerationRef {
@@ -46,9 +48,7 @@ export class Generation implements GenerationRef {
   private writtenSinceCheckpoint = 0;
   private checkpointedAt = performance.now();
   private upkeep: Promise<unknown> | null = null;
-  private sweeping: Promise<void> | null = null;
-  private sweepDue = true;
-  private quietTimer: ReturnType<typeof setTimeout> | null = null;
+  private readonly sweeper: StraySweeper;
   readonly lock = new Mutex();
   private pins = 0;
   private unpinned: (() => void) | null = null;
@@ -68,6 +68,7 @@ export class Generation implements GenerationRef {
   ) {
     this.mirror = new Mirror(spec, keepTexts);
     this.hnsw = new HnswIndex(spec.dimensions, params);
+    this.sweeper = new StraySweeper(this, (event, fields) => this.log(event, { collection, generation, ...fields }));
   }
 
   /** A fresh, empty generation: nothing to load. */
@@ -123,7 +124,7 @@ export class Generation implements GenerationRef {
         this.status = "ready";
         this.log("vector_store.index_loaded", { collection: this.collection, generation: this.generation, rows: this.mirror.liveCount, replayed, dead: this.hnsw.dead });
         const compaction = this.compactIfDead(client);
-        if (!compaction) this.sweepNow();
+        if (!compaction) void this.sweeper.now();
         return { rebuild: compaction };
       }
       const hadCheckpoint = problem !== "no checkpoint description" || this.mirror.liveCount > 0;
@@ -178,60 +179,7 @@ export class Generation implements GenerationRef {
     this.log("vector_store.index_rebuilt", { collection: this.collection, generation: this.generation, rows: this.hnsw.size, ms: Math.round(performance.now() - started) });
     // Tracked in the same turn as "ready": whenReady() then waits for the checkpoint and sweep.
     this.track(this.checkpoint(client));
-    this.sweepNow();
-  }
-
-  /**
-   * Later inserts can prune the last links into an older node, so one check per written row is
-   * not enough: a full sweep follows every quiet spell after writes (SWEEP_QUIET_MS without
-   * one) and every load. Once `settled()`
-   * resolves, every live row is found by its own vector.
-   */
-  private noteWrite(): void {
-    this.sweepDue = true;
-    if (this.quietTimer) clearTimeout(this.quietTimer);
-    this.quietTimer = setTimeout(() => this.sweepNow(), SWEEP_QUIET_MS);
-    this.quietTimer.unref?.();
-  }
-
-  /** Runs sweeps until none is due; resolves when done (at once when none is). */
-  sweepNow(): Promise<void> {
-    this.sweepDue ||= this.status !== "ready";
-    if (this.sweeping || this.closed || this.status !== "ready") return this.sweeping ?? Promise.resolve();
-    this.sweeping = (async () => {
-      while (this.sweepDue && !this.closed && this.status === "ready") {
-        this.sweepDue = false;
-        await this.sweepStrays();
-      }
-    })()
-      .catch((e) => this.log("vector_store.upkeep_failed", { collection: this.collection, generation: this.generation, error: String(e) }))
-      .finally(() => (this.sweeping = null));
-    return this.sweeping;
-  }
-
-  /**
-   * Searches every live row by its own vector and notes the ones the graph does not reach
-   * (hnsw.ts `strays`), a step at a time in the background. ~0.1 ms a row on 2 cores.
-   */
-  private async sweepStrays(): Promise<void> {
-    const index = this.hnsw;
-    const rids = this.mirror.liveRids();
-    for (let i = 0; i < rids.length; i += SWEEP_STEP_ROWS) {
-      if (this.closed || this.hnsw !== index) return;
-      this.checkStrays(Array.from(rids.subarray(i, i + SWEEP_STEP_ROWS)).filter((rid) => this.mirror.isLive(rid)));
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-    if (index.strays.size > 0) this.log("vector_store.index_strays", { collection: this.collection, generation: this.generation, rows: index.strays.size });
-  }
-
-  /** Notes which of these live rows a search by their own vector misses. */
-  private checkStrays(rids: number[]): void {
-    const isCurrent = (rid: number, version: number) => this.mirror.isCurrent(rid, version);
-    for (const rid of rids) {
-      const found = this.hnsw.search(this.mirror.vectorOf(rid), STRAY_CHECK_K, isCurrent);
-      if (found.rids.includes(rid)) this.hnsw.strays.delete(rid);
-      else this.hnsw.strays.add(rid);
-    }
+    void this.sweeper.now();
   }
 
   /** Keeps a background task in `upkeep` so `settled()` waits for it. */
@@ -279,8 +227,8 @@ export class Generation implements GenerationRef {
       else this.mirror.setMetadata(row.rid, row.metadata);
     }
     this.upsertIndex(changed.map((row) => row.rid));
-    if (this.status === "ready") this.checkStrays(changed.map((row) => row.rid));
-    if (changed.length > 0) this.noteWrite();
+    if (this.status === "ready") checkStrays(this.hnsw, this.mirror, changed.map((row) => row.rid));
+    if (changed.length > 0) this.sweeper.noteWrite();
     this.applyDelete(changes.gone);
     this.appliedSeq = Math.max(this.appliedSeq, changes.seq);
   }
@@ -302,16 +250,16 @@ export class Generation implements GenerationRef {
       if (rid !== undefined) this.mirror.set(rid, row.vector, typed[i]!, row.pk, row.text, seq);
     });
     this.upsertIndex(order);
-    if (this.status === "ready") this.checkStrays(order);
+    if (this.status === "ready") checkStrays(this.hnsw, this.mirror, order);
     this.writtenSinceCheckpoint += order.length;
-    this.noteWrite();
+    this.sweeper.noteWrite();
   }
 
   applyDelete(rids: number[]): void {
     this.retireVersions(rids);
     for (const rid of rids) this.mirror.remove(rid);
     this.writtenSinceCheckpoint += rids.length;
-    if (rids.length > 0) this.noteWrite();
+    if (rids.length > 0) this.sweeper.noteWrite();
   }
 
   applyMetadata(rid: number, typed: MetadataValue[]): void {
@@ -330,7 +278,7 @@ export class Generation implements GenerationRef {
    */
   afterWrite(client: Client): void {
     if (this.upkeep || this.status !== "ready" || this.closed) return;
-    const due = this.writtenSinceCheckpoint >= CHECKPOINT_ROWS || (this.writtenSinceCheckpoint > 0 && performance.now() - this.checkpointedAt >= CHECKPOINT_MS);
+    const due = this.writtenSinceCheckpoint >= Math.max(CHECKPOINT_ROWS, this.hnsw.size / CHECKPOINT_SHARE) || (this.writtenSinceCheckpoint > 0 && performance.now() - this.checkpointedAt >= CHECKPOINT_MS);
     const work = this.compactIfDead(client) ?? (due ? this.checkpoint(client) : null);
     if (work) this.track(work);
   }
@@ -342,9 +290,9 @@ export class Generation implements GenerationRef {
 
   /** `settled()`, then every stray sweep due (run now rather than after the quiet spell). */
   async swept(): Promise<void> {
-    while (this.upkeep || this.sweeping || (this.sweepDue && this.status === "ready" && !this.closed)) {
+    while (this.upkeep || this.sweeper.pending) {
       if (this.upkeep) await this.upkeep;
-      else await this.sweepNow();
+      else await this.sweeper.now();
     }
   }
 
@@ -391,32 +339,4 @@ export class Generation implements GenerationRef {
   removeFiles(): void {
     removeCheckpointFiles(this.indexDir, this.collection, this.generation);
   }
-}
-
-/**
- * Rows sampled after a load, and how many of them may miss themselves before the file is
- * doubted: a sound index misses a few (strays: up to ~5 % at ef 64 on 100k random 256-dim
- * vectors, which have no structure to navigate by), damage misses far more (zeroed vectors: all).
- */
-const SELF_CHECK_ROWS = 64;
-const SELF_CHECK_MISSES = 16;
-
-/**
- * After a load: a sample of live rows, spread over the rid range, searched by their own vector
- * must find themselves. A file whose checks all passed but whose vectors or links are damaged
- * (zeroed, or written by a bug) answers wrongly for many rows; this sees it. Null when fine.
- */
-function selfCheck(hnsw: HnswIndex, mirror: Mirror): string | null {
-  const rids = mirror.liveRids();
-  if (rids.length === 0) return null;
-  const step = Math.max(1, Math.floor(rids.length / SELF_CHECK_ROWS));
-  let misses = 0;
-  let tried = 0;
-  for (let i = Math.floor(step / 2); i < rids.length && tried < SELF_CHECK_ROWS; i += step, tried++) {
-    const rid = rids[i]!;
-    const found = hnsw.search(mirror.vectorOf(rid), 10, (r, v) => mirror.isCurrent(r, v));
-    // A row with an identical vector found instead (duplicated texts) still shows the way there works.
-    if (!found.rids.includes(rid) && !((found.distances[0] ?? 1) < 1e-3)) misses++;
-  }
-  return misses > SELF_CHECK_MISSES ? `${misses} of ${tried} sampled rows not found by their own vector` : null;
 }
