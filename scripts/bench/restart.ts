@@ -47,8 +47,8 @@ async function restart(dir: string, label: string): Promise<void> {
   const ready = performance.now() - t0;
   await store.whenReady("vt_bench");
   const swept = performance.now() - t0;
-  const timing = events["vector_store.index_timing"];
-  if (timing) console.error(JSON.stringify(timing));
+  const loaded = events["vector_store.index_loaded"];
+  if (loaded) console.error(`   load: checkpoint ${loaded.checkpointMs} ms, rows ${loaded.rowsMs} ms, replay ${loaded.replayMs} ms`);
   const how = events["vector_store.index_loaded"] ? `loaded, replayed ${events["vector_store.index_loaded"].replayed}` : `rebuilt (${events["vector_store.index_rebuild"]?.reason})`;
   console.log(`${label.padEnd(44)} open ${opened.toFixed(0).padStart(6)} ms  ready ${ready.toFixed(0).padStart(6)} ms  swept ${swept.toFixed(0).padStart(6)} ms  ${how}`);
   await store.close();

@@ -109,6 +109,7 @@ export class Generation implements GenerationRef {
       const t1 = performance.now();
       let problem = checkpoint.ok ? null : checkpoint.problem;
       let replayed = 0;
+      let timing = {};
       if (checkpoint.ok) {
         this.hnsw = checkpoint.index;
         this.checkpointSeq = checkpoint.meta.seq;
@@ -116,13 +117,13 @@ export class Generation implements GenerationRef {
         else {
           replayed = await this.coverLiveRows();
           problem = selfCheck(this.hnsw, this.mirror);
-          this.log("vector_store.index_timing", { collection: this.collection, generation: this.generation, checkpointMs: Math.round(tCheckpoint - t0), rowsMs: Math.round(t1 - tCheckpoint), replayMs: Math.round(performance.now() - t1) });
+          timing = { checkpointMs: Math.round(tCheckpoint - t0), rowsMs: Math.round(t1 - tCheckpoint), replayMs: Math.round(performance.now() - t1) };
         }
       }
       await this.catchUp(client);
       if (!problem) {
         this.status = "ready";
-        this.log("vector_store.index_loaded", { collection: this.collection, generation: this.generation, rows: this.mirror.liveCount, replayed, dead: this.hnsw.dead });
+        this.log("vector_store.index_loaded", { collection: this.collection, generation: this.generation, rows: this.mirror.liveCount, replayed, dead: this.hnsw.dead, ...timing });
         const compaction = this.compactIfDead(client);
         if (!compaction) void this.sweeper.now();
         return { rebuild: compaction };
@@ -220,15 +221,16 @@ export class Generation implements GenerationRef {
   /** Applies rows changed by anyone (another process sharing the database) since appliedSeq. */
   async catchUp(client: Client): Promise<void> {
     const changes = await readChangesSince(client, this, this.appliedSeq);
-    const changed = changes.rows.filter((row) => !this.mirror.isCurrent(row.rid, row.vecSeq % 2 ** 32));
-    this.retireVersions(changed.map((row) => row.rid));
+    const changed = new Set(changes.rows.filter((row) => !this.mirror.isCurrent(row.rid, row.vecSeq % 2 ** 32)));
+    const rids = [...changed].map((row) => row.rid);
+    this.retireVersions(rids);
     for (const row of changes.rows) {
-      if (changed.includes(row)) this.mirror.set(row.rid, row.vector, row.metadata, row.pk, row.text, row.vecSeq);
+      if (changed.has(row)) this.mirror.set(row.rid, row.vector, row.metadata, row.pk, row.text, row.vecSeq);
       else this.mirror.setMetadata(row.rid, row.metadata);
     }
-    this.upsertIndex(changed.map((row) => row.rid));
-    if (this.status === "ready") checkStrays(this.hnsw, this.mirror, changed.map((row) => row.rid));
-    if (changed.length > 0) this.sweeper.noteWrite();
+    this.upsertIndex(rids);
+    if (this.status === "ready") checkStrays(this.hnsw, this.mirror, rids);
+    if (rids.length > 0) this.sweeper.noteWrite();
     this.applyDelete(changes.gone);
     this.appliedSeq = Math.max(this.appliedSeq, changes.seq);
   }
