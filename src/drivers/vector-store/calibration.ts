@@ -132,7 +132,7 @@ function probeQueries(gen: Generation, live: Uint32Array, breadth: number): Floa
   for (let i = 0; i < QUERIES && i * step < live.length; i++) {
     const self = live[i * step]!;
     const row = mirror.vectorOf(self);
-    const nearest = rescore(mirror, row, gen.hnsw.search(row, Math.min(breadth, gen.hnsw.size)).rids.filter((rid) => rid !== self && mirror.isLive(rid)));
+    const nearest = rescore(mirror, row, gen.hnsw.search(row, Math.min(breadth, gen.hnsw.size), (rid, v) => mirror.isCurrent(rid, v)).rids.filter((rid) => rid !== self));
     const gap = Math.sqrt(2 * Math.max(0, Math.min(...nearest.map((c) => c.distance), 1))); // unit vectors: |a − b|² = 2(1 − cos)
     const noise = Float32Array.from({ length: dims }, gaussian);
     const scale = (PROBE_MOVE * gap) / Math.sqrt(noise.reduce((sum, x) => sum + x * x, 0));

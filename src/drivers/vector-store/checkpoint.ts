@@ -1,15 +1,22 @@
 // Index checkpoints on disk. Per generation: `<base>.s<seq>.usearch` (the index, named by the
 // change sequence it covers) and `<base>.json` (its description: seq, count, size, crc32, params).
 // Each file is written to a temp name, fsynced, renamed, then the directory is fsynced; the
-// description is renamed last, so a crash leaves either the old pair or the new one. Any doubt
-// on load (missing, truncated, checksum, params, count) means "rebuild", never "serve".
+// description is renamed last, so a crash leaves either the old pair or the new one. The same
+// description is recorded in libSQL (vs_checkpoints) by the caller: a description rewritten
+// beside a damaged file cannot match it. Any doubt on load (missing, truncated, checksum,
+// params, count, header, graph) means "rebuild", never "serve" — and never "crash": the file is
+// checked in JS (index-file.ts) before usearch reads it, and a `<base>.loading` marker is left
+// while usearch reads it, so a start that died inside usearch makes the next start rebuild.
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { crc32 } from "node:zlib";
-import { HnswIndex } from "./hnsw.ts";
+import { HnswIndex, SCALAR_BYTES } from "./hnsw.ts";
+import { checkIndexFile } from "./index-file.ts";
 import type { IndexParams } from "./types.ts";
 
 const FORMAT = 1;
+/** Strays kept in a description (more would mean an index worth rebuilding, not listing). */
+const MAX_SAVED_STRAYS = 100_000;
 
 export interface CheckpointMeta {
   format: number;
@@ -23,9 +30,14 @@ export interface CheckpointMeta {
   file: string;
   bytes: number;
   crc32: number;
+  /** The index's known strays (strays.ts) when saved: a hint only, so the description may carry it. */
+  strays?: number[];
 }
 
 export type LoadedCheckpoint = { ok: true; index: HnswIndex; meta: CheckpointMeta } | { ok: false; problem: string };
+
+/** What libSQL recorded of the generation's last checkpoint (registry.ts). */
+export type CheckpointRecord = Pick<CheckpointMeta, "file" | "seq" | "count" | "bytes" | "crc32">;
 
 function baseName(collection: string, generation: number): string {
   return `${collection}.g${generation}`;
@@ -55,7 +67,11 @@ function fileCrc32(path: string): number {
   }
 }
 
-export function saveCheckpoint(dir: string, collection: string, generation: number, seq: number, index: HnswIndex): CheckpointMeta {
+/**
+ * Writes the index and its description; the caller records the description in libSQL, then
+ * calls `removeCheckpointFiles(…, meta.file)` to drop the previous file.
+ */
+export function writeCheckpoint(dir: string, collection: string, generation: number, seq: number, index: HnswIndex): CheckpointMeta {
   mkdirSync(dir, { recursive: true });
   const base = baseName(collection, generation);
   const file = `${base}.s${seq}.usearch`;
@@ -75,13 +91,13 @@ export function saveCheckpoint(dir: string, collection: string, generation: numb
     file,
     bytes: statSync(join(dir, file)).size,
     crc32: fileCrc32(join(dir, file)),
+    strays: [...index.strays].slice(0, MAX_SAVED_STRAYS),
   };
   const metaTmp = join(dir, `${base}.json.tmp`);
   writeFileSync(metaTmp, JSON.stringify(meta));
   fsyncPath(metaTmp);
   renameSync(metaTmp, join(dir, `${base}.json`));
   fsyncPath(dir);
-  removeCheckpointFiles(dir, collection, generation, file);
   return meta;
 }
 
@@ -93,7 +109,8 @@ export function removeCheckpointFiles(dir: string, collection: string, generatio
     if (name === keep || !name.startsWith(`${base}.`)) continue;
     if (keep && name === `${base}.json`) continue;
     const rest = name.slice(base.length + 1);
-    if (/^(s\d+\.usearch(\.tmp)?|json(\.tmp)?)$/.test(rest)) unlinkSync(join(dir, name));
+    if (keep && rest === "loading") continue;
+    if (/^(s\d+\.usearch(\.tmp)?|json(\.tmp)?|loading)$/.test(rest)) unlinkSync(join(dir, name));
   }
 }
 
@@ -109,24 +126,58 @@ function readMeta(dir: string, base: string): CheckpointMeta | string {
   }
 }
 
-export function loadCheckpoint(dir: string, collection: string, generation: number, dims: number, params: IndexParams): LoadedCheckpoint {
+function loadingMarker(dir: string, collection: string, generation: number): string {
+  return join(dir, `${baseName(collection, generation)}.loading`);
+}
+
+/** Every check that needs no native code; null when the file may be handed to usearch. */
+function vetCheckpoint(dir: string, meta: CheckpointMeta, dims: number, params: IndexParams, recorded: CheckpointRecord | null): string | null {
+  const path = join(dir, meta.file);
+  if (!existsSync(path)) return "index file missing";
+  const bytes = statSync(path).size;
+  if (bytes !== meta.bytes) return `index file is ${bytes} bytes, expected ${meta.bytes}`;
+  const crc = fileCrc32(path);
+  if (crc !== meta.crc32) return "index file checksum mismatch";
+  const info = checkIndexFile(path, { dimensions: dims, bytesPerVector: dims * SCALAR_BYTES[params.scalar], connectivity: params.connectivity });
+  if (typeof info === "string") return info;
+  if (info.count !== meta.count) return `index holds ${info.count} vectors, its description ${meta.count}`;
+  if (!recorded) return "no checkpoint recorded in libSQL";
+  if (info.count !== recorded.count) return `index holds ${info.count} vectors, libSQL ${recorded.count} (recorded at its checkpoint)`;
+  if (recorded.file !== meta.file || recorded.seq !== meta.seq || recorded.bytes !== bytes || recorded.crc32 !== crc) {
+    return "index file or description differs from the checkpoint recorded in libSQL";
+  }
+  return null;
+}
+
+/**
+ * Loads a generation's checkpoint if every check passes. A `.loading` marker found here means
+ * the previous start died inside usearch on this file: its files are removed, never retried.
+ */
+export function loadCheckpoint(dir: string, collection: string, generation: number, dims: number, params: IndexParams, recorded: CheckpointRecord | null): LoadedCheckpoint {
+  const marker = loadingMarker(dir, collection, generation);
+  if (existsSync(marker)) {
+    removeCheckpointFiles(dir, collection, generation);
+    return { ok: false, problem: "a previous start died while loading this index" };
+  }
   const meta = readMeta(dir, baseName(collection, generation));
   if (typeof meta === "string") return { ok: false, problem: meta };
   if (meta.collection !== collection || meta.generation !== generation) return { ok: false, problem: "checkpoint of another collection" };
   if (meta.dimensions !== dims || meta.scalar !== params.scalar || meta.connectivity !== params.connectivity) {
     return { ok: false, problem: "checkpoint made with other index parameters" };
   }
-  const path = join(dir, meta.file);
-  if (!existsSync(path)) return { ok: false, problem: "index file missing" };
-  const bytes = statSync(path).size;
-  if (bytes !== meta.bytes) return { ok: false, problem: `index file is ${bytes} bytes, expected ${meta.bytes}` };
-  if (fileCrc32(path) !== meta.crc32) return { ok: false, problem: "index file checksum mismatch" };
+  const problem = vetCheckpoint(dir, meta, dims, params, recorded);
+  if (problem) return { ok: false, problem };
   const index = new HnswIndex(dims, params);
+  writeFileSync(marker, "", { mode: 0o600 });
   try {
-    index.load(path);
+    index.load(join(dir, meta.file));
   } catch (e) {
     return { ok: false, problem: `index file rejected by usearch: ${String(e)}` };
+  } finally {
+    unlinkSync(marker);
   }
   if (index.size !== meta.count) return { ok: false, problem: `index holds ${index.size} vectors, expected ${meta.count}` };
+  // Known strays serve at once; the sweep after the load confirms them and finds new ones.
+  for (const rid of Array.isArray(meta.strays) ? meta.strays : []) if (Number.isInteger(rid) && rid >= 0) index.strays.add(rid);
   return { ok: true, index, meta };
 }

@@ -1,17 +1,54 @@
-// A usearch HNSW index keyed by rid, metric cosine. Its JS binding has no filter callback and
-// cannot change expansion_search on a live index, so filtering is done by oversampling in
-// search.ts; usearch searches with ef = max(expansion_search, results asked for), so asking for
-// more results is how a search is widened (planner.ts searchBreadth).
+// A usearch HNSW index, metric cosine, keyed by row *version*: key = vec_seq · 2³² + rid (vec_seq:
+// the change sequence that stored the row's vector). The rid sits in the low bits because
+// usearch's key table hashes a u64 key by identity (std::hash) and probes linearly from its low
+// bits: with vec_seq there, a write batch's rows (one vec_seq) collided, and loading 40k rows
+// took 1.4 s instead of 20 ms, adds ~5× longer. Its JS binding has no filter callback and cannot
+// change expansion_search on a live index, so filtering is done by oversampling in search.ts;
+// usearch searches with ef = max(expansion_search, results asked for), so asking for more
+// results is how a search is widened (planner.ts searchBreadth).
+//
+// Why versions, and why usearch `remove` is never called (issue 12, item 1): usearch 2.25's
+// `remove` only marks a slot free (its key becomes the free key, the node stays in the graph and
+// in the file as `count_deleted`). Loading or viewing such a file, the JS binding then calls
+// `try_reserve(ceil2(size()))` with `size()` = present keys only; when the slot lookup's capacity
+// for that many keys is below present + deleted slots, `index_dense_gt::try_reserve` shrinks
+// `vectors_lookup_` yet memcpy's the old, larger count into it: a heap overflow that aborts the
+// process (`free(): corrupted unsorted chunks`). 3,000 rows less every third (2,000 present,
+// 1,000 deleted) overflows; 1,000 less a third does not, which is why small tables survived.
+// Slot reuse after a remove also relinks a recycled node in place. So: a replaced vector gets a
+// new key and the old key simply goes dead (the mirror says which version is current), dead keys
+// are skipped in results and counted, and the generation compacts (rebuilds) the index once the
+// dead share passes COMPACT_DEAD_SHARE. Files we write therefore never hold a deleted slot,
+// and checkpoint.ts refuses any file that does before usearch sees it.
 import { Index, MetricKind, ScalarKind } from "usearch";
 import type { IndexParams, ScalarKindName } from "./types.ts";
 
 const SCALARS: Record<ScalarKindName, ScalarKind> = { f32: ScalarKind.F32, f16: ScalarKind.F16, i8: ScalarKind.I8 };
 
-/** Bytes per scalar in the index, for memory accounting. */
-const SCALAR_BYTES: Record<ScalarKindName, number> = { f32: 4, f16: 2, i8: 1 };
+/** Bytes per scalar in the index, for memory accounting and file validation. */
+export const SCALAR_BYTES: Record<ScalarKindName, number> = { f32: 4, f16: 2, i8: 1 };
+
+const VERSION_SPAN = 2 ** 32;
+
+/** The index key of a row version. vec_seq wraps at 2³² (four billion write batches); rids are u32 (mirror). */
+export function keyOf(rid: number, version: number): bigint {
+  return BigInt(version % VERSION_SPAN) * 4294967296n + BigInt(rid);
+}
+
+/** Is (rid, version) the row's current vector? Supplied by the generation from its mirror. */
+export type IsCurrent = (rid: number, version: number) => boolean;
 
 export class HnswIndex {
   readonly index: Index;
+  /** Keys in the index that name no current row version (replaced or deleted rows). */
+  dead = 0;
+  /**
+   * Rows whose current version a search by its own vector did not reach: HNSW's pruning leaves
+   * some nodes with no way in (~0.1-0.3 % on random 64-256-dim vectors at M=16). Searches
+   * score these exactly beside the graph's candidates (planner.ts withStrays), so every row
+   * is findable by its own vector. Filled by the generation's sweep and its write checks.
+   */
+  readonly strays = new Set<number>();
 
   constructor(
     readonly dims: number,
@@ -28,40 +65,63 @@ export class HnswIndex {
     });
   }
 
+  /** Every key, live or dead. */
   get size(): number {
     return this.index.size();
   }
 
-  /** Adds or replaces rows. `vectors` must own its buffer (offset 0): n × dims floats. */
-  upsert(rids: ArrayLike<number>, vectors: Float32Array): void {
+  get liveSize(): number {
+    return this.size - this.dead;
+  }
+
+  /** Adds row versions not yet present (a replay may offer one twice). `vectors`: n × dims, offset 0. */
+  add(rids: ArrayLike<number>, versions: ArrayLike<number>, vectors: Float32Array): void {
     if (rids.length === 0) return;
-    const keys = BigUint64Array.from(Array.from(rids, (r) => BigInt(r)));
-    const present = this.index.contains(keys) as boolean[] | boolean;
-    const existing = Array.isArray(present) ? keys.filter((_, i) => present[i]) : present ? keys : new BigUint64Array(0);
-    if (existing.length > 0) this.index.remove(existing);
-    this.index.add(keys, vectors, this.params.threads);
+    const keys = BigUint64Array.from(Array.from(rids, (r, i) => keyOf(r, versions[i]!)));
+    const present = this.presence(keys);
+    if (!present.some(Boolean)) return this.index.add(keys, vectors, this.params.threads);
+    const keep = present.flatMap((p, i) => (p ? [] : [i]));
+    if (keep.length === 0) return;
+    const fresh = new Float32Array(keep.length * this.dims);
+    keep.forEach((from, to) => fresh.set(vectors.subarray(from * this.dims, (from + 1) * this.dims), to * this.dims));
+    this.index.add(BigUint64Array.from(keep, (i) => keys[i]!), fresh, this.params.threads);
   }
 
-  remove(rids: ArrayLike<number>): void {
-    if (rids.length === 0) return;
-    this.index.remove(BigUint64Array.from(Array.from(rids, (r) => BigInt(r))));
+  /** For each (rid, version): is that key in the index? */
+  has(rids: ArrayLike<number>, versions: ArrayLike<number>): boolean[] {
+    if (rids.length === 0) return [];
+    return this.presence(BigUint64Array.from(Array.from(rids, (r, i) => keyOf(r, versions[i]!))));
   }
 
-  contains(rid: number): boolean {
-    return this.index.contains(BigInt(rid)) as boolean;
+  private presence(keys: BigUint64Array): boolean[] {
+    const found = this.index.contains(keys) as boolean[] | boolean;
+    return Array.isArray(found) ? found : [found];
   }
 
-  /** Approximate top-k rids (nearest first). `query` must own its buffer. One thread. */
-  search(query: Float32Array, k: number): { rids: number[]; distances: Float32Array } {
-    const found = this.index.search(query, Math.max(1, Math.min(k, this.size || 1)), 1);
-    const n = found.keys.length;
+  /**
+   * Approximate top-k current rows (nearest first), asking usearch for k widened by the dead
+   * share so dead keys do not crowd live rows out. `exhausted`: the index had no more to give.
+   * `query` must own its buffer. One thread.
+   */
+  search(query: Float32Array, k: number, isCurrent: IsCurrent): { rids: number[]; distances: Float32Array; exhausted: boolean } {
+    const widened = Math.ceil((k * this.size) / Math.max(1, this.liveSize));
+    const asked = Math.max(1, Math.min(widened, this.size || 1));
+    const found = this.index.search(query, asked, 1);
     const rids: number[] = [];
-    for (let i = 0; i < n; i++) {
+    const distances: number[] = [];
+    let real = 0;
+    for (let i = 0; i < found.keys.length; i++) {
       const d = found.distances[i]!;
       // usearch pads missing results; a real match always has a finite distance
-      if (Number.isFinite(d) && d < 3.0e38) rids.push(Number(found.keys[i]!));
+      if (!Number.isFinite(d) || d >= 3.0e38) break;
+      real++;
+      const key = found.keys[i]!;
+      const rid = Number(key % 4294967296n);
+      if (!isCurrent(rid, Number(key / 4294967296n))) continue;
+      rids.push(rid);
+      distances.push(d);
     }
-    return { rids, distances: found.distances.subarray(0, rids.length) };
+    return { rids, distances: Float32Array.from(distances), exhausted: real < asked || asked >= this.size };
   }
 
   save(path: string): void {

@@ -44,6 +44,8 @@ export class Mirror {
   /** Rows in each slab's gather area: as many as the slab holds, up to GATHER_ROWS (small collections stay small). */
   private readonly gatherRows: number[] = [];
   private live: Uint8Array;
+  /** Each row's vector version (its `vec_seq`): with the rid it names the row's index key (hnsw.ts). */
+  private versions: Float64Array;
   private capacity: number;
   private readonly columns: ColumnStore[];
   private readonly pks: (string | undefined)[] = [];
@@ -62,6 +64,7 @@ export class Mirror {
     this.dims = spec.dimensions;
     this.capacity = initialRows;
     this.live = new Uint8Array(initialRows);
+    this.versions = new Float64Array(initialRows);
     this.columns = spec.metadata.map((c) =>
       c.type === "keyword" ? keywordColumn() : c.type === "boolean" ? booleanColumn(initialRows) : numberColumn(initialRows),
     );
@@ -74,6 +77,9 @@ export class Mirror {
     const live = new Uint8Array(next);
     live.set(this.live);
     this.live = live;
+    const versions = new Float64Array(next);
+    versions.set(this.versions);
+    this.versions = versions;
     for (const c of this.columns) c.grow(next);
     this.capacity = next;
   }
@@ -122,9 +128,20 @@ export class Mirror {
     return this.live[rid] === 1;
   }
 
-  /** Stores a row's vector (f32, copied and scaled to unit length), metadata (already typed per column), pk and text. */
-  set(rid: number, vector: Float32Array, metadata: MetadataValue[], pk: string, text: string): void {
+  /** The vector version of a live rid (the `vec_seq` it was stored with). */
+  versionOf(rid: number): number {
+    return this.versions[rid]!;
+  }
+
+  /** Is `version` (as an index key holds it, modulo 2³²) the live row's current vector? */
+  isCurrent(rid: number, version: number): boolean {
+    return this.live[rid] === 1 && this.versions[rid]! % 4294967296 === version;
+  }
+
+  /** Stores a row's vector (f32, copied and scaled to unit length), metadata (already typed per column), pk, text and vector version. */
+  set(rid: number, vector: Float32Array, metadata: MetadataValue[], pk: string, text: string, version = 0): void {
     this.ensure(rid);
+    this.versions[rid] = version;
     const page = this.slabOf(rid);
     const base = this.offsetOf(rid);
     page.set(vector, base);
@@ -232,6 +249,6 @@ export class Mirror {
     const strings = this.pks.length + this.texts.length;
     const labels = this.labelChars * 2 + strings * 32;
     const vectors = [...this.slabs, ...this.codeSlabs].reduce((sum, slab) => sum + slab.byteLength, 0);
-    return vectors + this.live.byteLength + this.columns.reduce((s, c) => s + c.bytes(), 0) + labels;
+    return vectors + this.live.byteLength + this.versions.byteLength + this.columns.reduce((s, c) => s + c.bytes(), 0) + labels;
   }
 }

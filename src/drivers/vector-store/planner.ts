@@ -179,13 +179,22 @@ export function hnswCandidates(
   const maxKq = kq * 8;
   for (;;) {
     kq = Math.min(kq, index.size);
-    const found = index.search(query, kq);
-    const rids = found.rids.filter((rid) => mirror.isLive(rid) && (!pred || pred(rid)));
-    if (rids.length >= want || found.rids.length < kq || kq >= index.size) return { rids, complete: true };
+    const found = index.search(query, kq, (rid, version) => mirror.isCurrent(rid, version));
+    const rids = pred ? found.rids.filter((rid) => pred(rid)) : found.rids;
+    if (rids.length >= want || found.exhausted || kq >= index.size) return { rids, complete: true };
     const farthest = found.distances[found.distances.length - 1];
     // f16/i8 distances are approximate: keep a margin before concluding nothing further can qualify
     if (minScore !== null && farthest !== undefined && 1 - farthest < minScore - 0.02) return { rids, complete: true };
     if (kq >= maxKq) return { rids, complete: false };
     kq *= 2;
   }
+}
+
+/** Candidates plus the index's strays that are current and pass the filter (hnsw.ts `strays`). */
+export function withStrays(index: HnswIndex, mirror: Mirror, rids: number[], pred: Predicate<number> | null): number[] {
+  if (index.strays.size === 0) return rids;
+  const seen = new Set(rids);
+  const out = rids.slice();
+  for (const rid of index.strays) if (!seen.has(rid) && mirror.isLive(rid) && (!pred || pred(rid))) out.push(rid);
+  return out;
 }

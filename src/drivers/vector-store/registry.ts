@@ -1,6 +1,7 @@
 // Named queries on the registry (vs_collections, vs_generations). Multi-statement changes go
 // through `client.batch(…, "write")`, which libSQL runs as one transaction, locally and remotely.
 import type { Client, InStatement } from "@libsql/client";
+import type { CheckpointRecord } from "./checkpoint.ts";
 import { VectorStoreError } from "./errors.ts";
 import { createGenerationDdl, dropGenerationDdl, REGISTRY_DDL } from "./schema.ts";
 import type { GenerationSpec } from "./types.ts";
@@ -87,6 +88,7 @@ export async function deleteGeneration(client: Client, name: string, generation:
   await client.batch(
     [
       { sql: "DELETE FROM vs_generations WHERE collection = ? AND generation = ?", args: [name, BigInt(generation)] },
+      { sql: "DELETE FROM vs_checkpoints WHERE collection = ? AND generation = ?", args: [name, BigInt(generation)] },
       ...dropGenerationDdl(name, generation),
     ],
     "write",
@@ -98,9 +100,28 @@ export async function deleteCollection(client: Client, name: string): Promise<vo
   await client.batch(
     [
       { sql: "DELETE FROM vs_generations WHERE collection = ?", args: [name] },
+      { sql: "DELETE FROM vs_checkpoints WHERE collection = ?", args: [name] },
       { sql: "DELETE FROM vs_collections WHERE name = ?", args: [name] },
       ...generations.flatMap((g) => dropGenerationDdl(name, g.generation)),
     ],
     "write",
   );
+}
+
+/** Records a generation's newest checkpoint; replaces the previous record. */
+export async function recordCheckpoint(client: Client, name: string, generation: number, rec: CheckpointRecord): Promise<void> {
+  await client.execute({
+    sql: `INSERT OR REPLACE INTO vs_checkpoints (collection, generation, file, seq, count, bytes, crc32) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    args: [name, BigInt(generation), rec.file, BigInt(rec.seq), BigInt(rec.count), BigInt(rec.bytes), BigInt(rec.crc32)],
+  });
+}
+
+export async function readCheckpointRecord(client: Client, name: string, generation: number): Promise<CheckpointRecord | null> {
+  const rs = await client.execute({
+    sql: "SELECT file, seq, count, bytes, crc32 FROM vs_checkpoints WHERE collection = ? AND generation = ?",
+    args: [name, BigInt(generation)],
+  });
+  const r = rs.rows[0];
+  if (!r) return null;
+  return { file: String(r.file), seq: Number(r.seq), count: Number(r.count), bytes: Number(r.bytes), crc32: Number(r.crc32) };
 }

@@ -48,6 +48,19 @@ export const REGISTRY_DDL = [
     created_at TEXT NOT NULL,
     PRIMARY KEY (collection, generation)
   )`,
+  // The last index checkpoint of each generation, as written beside the file (checkpoint.ts):
+  // a start trusts a file only when it matches this record, so damage plus a rewritten
+  // description beside it is still caught. A table of its own: no migration of vs_generations.
+  `CREATE TABLE IF NOT EXISTS vs_checkpoints (
+    collection TEXT NOT NULL,
+    generation INTEGER NOT NULL,
+    file TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    count INTEGER NOT NULL,
+    bytes INTEGER NOT NULL,
+    crc32 INTEGER NOT NULL,
+    PRIMARY KEY (collection, generation)
+  )`,
 ];
 
 const SQL_TYPES: Record<MetadataType, string> = { keyword: "TEXT", integer: "INTEGER", float: "REAL", boolean: "INTEGER" };

@@ -12,7 +12,7 @@ import type { Generation } from "./generation.ts";
 import { matchingRids, readTexts } from "./reads.ts";
 import { normalizeInPlace } from "./mirror.ts";
 import { comparePk } from "./pk-order.ts";
-import { EXACT_UNFILTERED_ROWS, estimateSelectivity, exactCap, filteredRescore, filteredWant, hnswCandidates, rerankWant, routeFiltered, searchBreadth } from "./planner.ts";
+import { EXACT_UNFILTERED_ROWS, estimateSelectivity, exactCap, filteredRescore, filteredWant, hnswCandidates, rerankWant, routeFiltered, searchBreadth, withStrays } from "./planner.ts";
 import { readMetadataValue } from "./rows.ts";
 import { generationTables } from "./schema.ts";
 import type { Metadata, SearchHit, SearchPath, SearchRequest, SearchResult } from "./types.ts";
@@ -49,7 +49,7 @@ function searchUnfiltered(gen: Generation, query: Float32Array, req: SearchReque
   const breadth = searchBreadth(mirror.liveCount, gen.hnsw.params.expansionSearch);
   const want = rerankWant(req.k, breadth);
   const found = hnswCandidates(gen.hnsw, mirror, query, want, null, 1, req.minScore ?? null, breadth);
-  return { candidates: cutWithTies(rescore(mirror, query, found.rids.slice(0, want)), req.k), path: "hnsw" };
+  return { candidates: cutWithTies(rescore(mirror, query, withStrays(gen.hnsw, mirror, found.rids.slice(0, want), null)), req.k), path: "hnsw" };
 }
 
 async function searchFiltered(client: Client, gen: Generation, query: Float32Array, req: SearchRequest, node: FilterNode, capScale?: number): Promise<Found> {
@@ -91,7 +91,7 @@ async function filteredHnsw(
   const breadth = searchBreadth(gen.mirror.liveCount, gen.hnsw.params.expansionSearch);
   const found = hnswCandidates(gen.hnsw, gen.mirror, query, filteredWant(req.k), pred, selectivity, req.minScore ?? null, breadth, depth);
   if (!found.complete) return (await exactAll()).found!;
-  const rids = found.rids.slice(0, filteredRescore(req.k, breadth, depth));
+  const rids = withStrays(gen.hnsw, gen.mirror, found.rids.slice(0, filteredRescore(req.k, breadth, depth)), pred);
   return { candidates: cutWithTies(rescore(gen.mirror, query, rids), req.k), path: "hnsw" };
 }
 

@@ -165,22 +165,25 @@ export class VectorStore {
     await gen.lock.run(async () => {
       const { seq, results } = await runWrite(this.client, statements);
       const ridRows = results[results.length - 2]!.rows;
-      gen.applyUpsert(rows, new Map(ridRows.map((r) => [String(r.pk), Number(r.rid)])), typed);
+      gen.applyUpsert(rows, new Map(ridRows.map((r) => [String(r.pk), Number(r.rid)])), typed, seq);
       await gen.committed(this.client, seq);
     });
+    gen.afterWrite(this.client);
   }
 
   /** Deletes rows by pk; returns how many existed. */
   async delete(name: string, pks: string[], target?: WriteTarget): Promise<number> {
     const gen = await this.writable(name, target);
     if (pks.length === 0) return 0;
-    return gen.lock.run(async () => {
+    const deleted = await gen.lock.run(async () => {
       const { seq, results } = await runWrite(this.client, deleteStatements(gen, pks));
       const rids = results[3]!.rows.map((r) => Number(r.rid));
       gen.applyDelete(rids);
       await gen.committed(this.client, seq);
       return rids.length;
     });
+    gen.afterWrite(this.client);
+    return deleted;
   }
 
   /** Changes metadata (and its hash) without touching text or vector; returns rows updated. */
@@ -266,6 +269,7 @@ export class VectorStore {
       const coll = this.collection(n);
       for (const gen of [coll.live, ...coll.building.values()]) {
         await this.loads.get(gen);
+        await gen.settled();
         await gen.checkpoint(this.client);
       }
     }
@@ -342,6 +346,8 @@ export class VectorStore {
       if (Date.now() > deadline) throw new Error(`collection ${name} not ready after ${timeoutMs} ms`);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
+    // …and its background upkeep (the stray sweep after a load, a checkpoint under way) is done.
+    await this.collection(name).live.swept();
   }
 
   async stats(name: string): Promise<CollectionStats> {

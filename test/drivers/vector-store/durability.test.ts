@@ -1,6 +1,7 @@
 import { describe, expect, test, setDefaultTimeout } from "bun:test";
 import { cpSync, readdirSync, readFileSync, rmSync, truncateSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { crc32 } from "node:zlib";
 import type { VectorStore } from "../../../src/drivers/vector-store/index.ts";
 import { applyScript } from "./fixtures/script.ts";
 import { clusteredVectors, makeWorld, productRows, SPEC } from "./helpers.ts";
@@ -69,6 +70,12 @@ describe("crash", () => {
   }, 20_000);
 });
 
+/** Rewrites the description beside an index file to match its (damaged) bytes. */
+function describeAsIs(file: string, meta: string): void {
+  const bytes = readFileSync(file);
+  writeFileSync(meta, JSON.stringify({ ...JSON.parse(readFileSync(meta, "utf8")), bytes: bytes.length, crc32: crc32(bytes) }));
+}
+
 type Corruption = { name: string; reason: RegExp; apply: (dir: string, file: string, meta: string) => void };
 
 const CORRUPTIONS: Corruption[] = [
@@ -84,6 +91,26 @@ const CORRUPTIONS: Corruption[] = [
     },
   },
   { name: "description garbled", reason: /unreadable/, apply: (_, __, meta) => writeFileSync(meta, "{not json") },
+  {
+    name: "bytes flipped, description rewritten to match (size and CRC)",
+    reason: /recorded in libSQL|index graph/,
+    apply: (_, file, meta) => {
+      const buf = readFileSync(file);
+      for (let i = 0; i < 64; i++) buf[Math.floor(buf.length / 2) + i] = buf[Math.floor(buf.length / 2) + i]! ^ 0xff;
+      writeFileSync(file, buf);
+      describeAsIs(file, meta);
+    },
+  },
+  {
+    name: "middle zeroed, description rewritten to match",
+    reason: /recorded in libSQL|index graph/,
+    apply: (_, file, meta) => {
+      const buf = readFileSync(file);
+      buf.fill(0, Math.floor(buf.length / 2) - 2048, Math.floor(buf.length / 2) + 2048);
+      writeFileSync(file, buf);
+      describeAsIs(file, meta);
+    },
+  },
   {
     name: "stale index claiming a newer sequence (count against libSQL)",
     reason: /index holds \d+ vectors, libSQL \d+/,

@@ -1,0 +1,112 @@
+// Rows the HNSW graph cannot reach from their own vector ("strays", hnsw.ts). HNSW's neighbour
+// pruning leaves some nodes with no way in — measured on random 256-dim vectors at M=16 (what
+// the fake providers make; there is no structure to navigate by): ~0.05 % of 20k rows, a few
+// % of 100k at ef 64 — and later inserts can prune the last link into an older node. usearch's
+// JS binding exposes no neighbour lists, so strays are found by searching rows by their own
+// vector: each written row at once, and every live row in a sweep after each load and after
+// every quiet spell in the writes. Searches score the strays exactly beside the graph's
+// candidates (planner.ts withStrays), so once a sweep has run every live row is findable.
+import type { HnswIndex } from "./hnsw.ts";
+import type { Mirror } from "./mirror.ts";
+import type { CollectionStatus } from "./types.ts";
+
+/** Rows per sweep step (the event loop gets a turn between steps), and the depth of each check. */
+const SWEEP_STEP_ROWS = 512;
+const STRAY_CHECK_K = 10;
+/** A sweep starts once writes have paused this long (a backfill's pages come faster). */
+const SWEEP_QUIET_MS = 500;
+
+/** Notes which of these live rows a search by their own vector misses (~0.1-0.3 ms a row). */
+export function checkStrays(hnsw: HnswIndex, mirror: Mirror, rids: number[]): void {
+  const isCurrent = (rid: number, version: number) => mirror.isCurrent(rid, version);
+  for (const rid of rids) {
+    const found = hnsw.search(mirror.vectorOf(rid), STRAY_CHECK_K, isCurrent);
+    if (found.rids.includes(rid)) hnsw.strays.delete(rid);
+    else hnsw.strays.add(rid);
+  }
+}
+
+/**
+ * Rows sampled after a load, and how many of them may miss themselves before the file is
+ * doubted: a sound index misses a few (strays, above), damage misses far more (zeroed vectors: all).
+ */
+const SELF_CHECK_ROWS = 64;
+const SELF_CHECK_MISSES = 16;
+
+/**
+ * After a load: a sample of live rows, spread over the rid range, searched by their own vector
+ * must find themselves. A file whose checks all passed but whose vectors or links are damaged
+ * (zeroed, or written by a bug) answers wrongly for many rows; this sees it. Null when fine.
+ */
+export function selfCheck(hnsw: HnswIndex, mirror: Mirror): string | null {
+  const rids = mirror.liveRids();
+  if (rids.length === 0) return null;
+  const step = Math.max(1, Math.floor(rids.length / SELF_CHECK_ROWS));
+  let misses = 0;
+  let tried = 0;
+  for (let i = Math.floor(step / 2); i < rids.length && tried < SELF_CHECK_ROWS; i += step, tried++) {
+    const rid = rids[i]!;
+    const found = hnsw.search(mirror.vectorOf(rid), 10, (r, v) => mirror.isCurrent(r, v));
+    // A row with an identical vector found instead (duplicated texts) still shows the way there works.
+    if (!found.rids.includes(rid) && !((found.distances[0] ?? 1) < 1e-3)) misses++;
+  }
+  return misses > SELF_CHECK_MISSES ? `${misses} of ${tried} sampled rows not found by their own vector` : null;
+}
+
+/** What a sweep reads of its generation (the index object changes on a rebuild). */
+export interface SweepHost {
+  readonly hnsw: HnswIndex;
+  readonly mirror: Mirror;
+  readonly closed: boolean;
+  readonly status: CollectionStatus;
+}
+
+export class StraySweeper {
+  private sweeping: Promise<void> | null = null;
+  private due = true;
+  private quietTimer: ReturnType<typeof setTimeout> | null = null;
+
+  constructor(
+    private readonly host: SweepHost,
+    private readonly report: (event: string, fields: Record<string, unknown>) => void,
+  ) {}
+
+  /** A write happened: sweep once the writes pause. */
+  noteWrite(): void {
+    this.due = true;
+    if (this.quietTimer) clearTimeout(this.quietTimer);
+    this.quietTimer = setTimeout(() => void this.now(), SWEEP_QUIET_MS);
+    this.quietTimer.unref?.();
+  }
+
+  /** Is a sweep running, or due on a ready index? */
+  get pending(): boolean {
+    return this.sweeping !== null || (this.due && this.host.status === "ready" && !this.host.closed);
+  }
+
+  /** Runs sweeps until none is due; resolves when done (at once when the index is not ready). */
+  now(): Promise<void> {
+    if (this.sweeping || this.host.closed || this.host.status !== "ready") return this.sweeping ?? Promise.resolve();
+    this.sweeping = (async () => {
+      while (this.due && !this.host.closed && this.host.status === "ready") {
+        this.due = false;
+        await this.sweep();
+      }
+    })()
+      .catch((e) => this.report("vector_store.upkeep_failed", { error: String(e) }))
+      .finally(() => (this.sweeping = null));
+    return this.sweeping;
+  }
+
+  /** Every live row, a step at a time; abandoned if the index is replaced (a rebuild sweeps anew). */
+  private async sweep(): Promise<void> {
+    const { hnsw, mirror } = this.host;
+    const rids = mirror.liveRids();
+    for (let i = 0; i < rids.length; i += SWEEP_STEP_ROWS) {
+      if (this.host.closed || this.host.hnsw !== hnsw) return;
+      checkStrays(hnsw, mirror, Array.from(rids.subarray(i, i + SWEEP_STEP_ROWS)).filter((rid) => mirror.isLive(rid)));
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    if (hnsw.strays.size > 0) this.report("vector_store.index_strays", { rows: hnsw.strays.size });
+  }
+}
