@@ -128,7 +128,10 @@ export class Generation implements GenerationRef {
         this.status = "ready";
         this.log("vector_store.index_loaded", { collection: this.collection, generation: this.generation, rows: this.mirror.liveCount, replayed, dead: this.hnsw.dead, ...timing });
         const compaction = this.compactIfDead(client);
-        if (!compaction) void this.sweeper.now();
+        if (!compaction) {
+          this.sweeper.owe();
+          void this.sweeper.now();
+        }
         return { rebuild: compaction };
       }
       const hadCheckpoint = problem !== "no checkpoint description" || this.mirror.liveCount > 0;
@@ -183,6 +186,7 @@ export class Generation implements GenerationRef {
     this.log("vector_store.index_rebuilt", { collection: this.collection, generation: this.generation, rows: this.hnsw.size, ms: Math.round(performance.now() - started) });
     // Tracked in the same turn as "ready": whenReady() then waits for the checkpoint and sweep.
     this.track(this.checkpoint(client));
+    this.sweeper.owe();
     void this.sweeper.now();
   }
 
@@ -233,7 +237,7 @@ export class Generation implements GenerationRef {
     }
     this.upsertIndex(rids);
     if (this.status === "ready") checkStrays(this.hnsw, this.mirror, rids);
-    if (rids.length > 0) this.sweeper.noteWrite();
+    if (rids.length > 0) this.sweeper.noteWrite(rids.length);
     this.applyDelete(changes.gone);
     this.appliedSeq = Math.max(this.appliedSeq, changes.seq);
   }
@@ -257,14 +261,14 @@ export class Generation implements GenerationRef {
     this.upsertIndex(order);
     if (this.status === "ready") checkStrays(this.hnsw, this.mirror, order);
     this.writtenSinceCheckpoint += order.length;
-    this.sweeper.noteWrite();
+    this.sweeper.noteWrite(order.length);
   }
 
   applyDelete(rids: number[]): void {
     this.retireVersions(rids);
     for (const rid of rids) this.mirror.remove(rid);
+    // No sweep: keys are never removed from the graph (hnsw.ts), so a delete cuts no path.
     this.writtenSinceCheckpoint += rids.length;
-    if (rids.length > 0) this.sweeper.noteWrite();
   }
 
   applyMetadata(rid: number, typed: MetadataValue[]): void {

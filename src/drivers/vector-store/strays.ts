@@ -10,11 +10,23 @@ import type { HnswIndex } from "./hnsw.ts";
 import type { Mirror } from "./mirror.ts";
 import type { CollectionStatus } from "./types.ts";
 
-/** Rows per sweep step (the event loop gets a turn between steps), and the depth of each check. */
-const SWEEP_STEP_ROWS = 512;
+/**
+ * Rows per sweep step: ~0.3 ms a row, so a step holds the event loop ~40 ms at most before a
+ * search gets its turn. And the depth of each check.
+ */
+const SWEEP_STEP_ROWS = 128;
 const STRAY_CHECK_K = 10;
 /** A sweep starts once writes have paused this long (a backfill's pages come faster). */
 const SWEEP_QUIET_MS = 500;
+/**
+ * A sweep checks every live row, so it is not run after every quiet spell (a cdc table pauses
+ * after each change: at 100k rows that was 30 s of CPU per change). Written rows are checked at
+ * once; the rows a later insert may cut off are caught by a sweep due when writes since the last
+ * one reach 1/SWEEP_WRITE_SHARE of the live rows (≤ 8 checks per written row, amortised), or
+ * when SWEEP_COST_FACTOR × the last sweep's duration has passed (≤ ~5 % of a core).
+ */
+const SWEEP_WRITE_SHARE = 8;
+const SWEEP_COST_FACTOR = 20;
 
 /** Notes which of these live rows a search by their own vector misses (~0.1-0.3 ms a row). */
 export function checkStrays(hnsw: HnswIndex, mirror: Mirror, rids: number[]): void {
@@ -63,7 +75,11 @@ export interface SweepHost {
 
 export class StraySweeper {
   private sweeping: Promise<void> | null = null;
+  /** A full sweep is owed: after a load or rebuild, or once the write/time budget says so. */
   private due = true;
+  private writtenSinceSweep = 0;
+  private lastSweepEnd = 0;
+  private lastSweepMs = 0;
   private quietTimer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(
@@ -71,8 +87,17 @@ export class StraySweeper {
     private readonly report: (event: string, fields: Record<string, unknown>) => void,
   ) {}
 
-  /** A write happened: sweep once the writes pause. */
-  noteWrite(): void {
+  /** A load or rebuild placed rows without checking them: sweep all of them. */
+  owe(): void {
+    this.due = true;
+  }
+
+  /** `rows` were written (each already checked): sweep once the writes pause, if the budget allows. */
+  noteWrite(rows: number): void {
+    this.writtenSinceSweep += rows;
+    const byRows = this.writtenSinceSweep * SWEEP_WRITE_SHARE >= this.host.mirror.liveCount;
+    const byTime = this.writtenSinceSweep > 0 && performance.now() - this.lastSweepEnd >= SWEEP_COST_FACTOR * this.lastSweepMs;
+    if (!byRows && !byTime) return;
     this.due = true;
     if (this.quietTimer) clearTimeout(this.quietTimer);
     this.quietTimer = setTimeout(() => void this.now(), SWEEP_QUIET_MS);
@@ -90,7 +115,11 @@ export class StraySweeper {
     this.sweeping = (async () => {
       while (this.due && !this.host.closed && this.host.status === "ready") {
         this.due = false;
+        this.writtenSinceSweep = 0;
+        const started = performance.now();
         await this.sweep();
+        this.lastSweepEnd = performance.now();
+        this.lastSweepMs = this.lastSweepEnd - started;
       }
     })()
       .catch((e) => this.report("vector_store.upkeep_failed", { error: String(e) }))
