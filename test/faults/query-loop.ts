@@ -64,6 +64,8 @@ export class QueryLoop {
           parsed = JSON.parse(text);
         } catch {}
         if (contractProblem(res.status, parsed) && this.violations.length < 1000) this.violations.push({ phase, status: res.status, body: text.slice(0, 300) });
+        // A steady trickle, not a flood: the checks after a restart share the same two cores.
+        await Bun.sleep(10);
       } catch (err) {
         // A query left unanswered is a finding; refused or reset: the process is down or going down.
         if ((err as Error).name === "TimeoutError") this.violations.push({ phase, status: 0, body: "no answer within 30 s" });

@@ -48,15 +48,17 @@ export async function runSeed(opts: RunOptions): Promise<Report> {
       report.restarts++;
       if (!started.ok) return (fail("failed_start", started.problem), report);
       phase = `cycle ${cycle}: check`;
+      const readyMs = Date.now();
       // Passes counted from now: after the restart, so after every write of the cycle.
       const waited = await waitCaughtUp(world.api, world.tableId, Math.max(lastWriteMs, Date.now()), catchUpMs);
+      const caughtUpMs = Date.now();
       for (const f of waited) fail(f.kind, f.detail);
       if (!waited.some((f) => f.kind === "not_caught_up" || f.kind === "table_unreadable")) {
         const checked = await checkServed(world.api, world.pg.sql, world.tableId);
         report.rowsChecked += checked.rowsChecked;
         report.queries += checked.queries;
         reportFindings(checked.findings, fail);
-        log(`  cycle ${cycle}: start ${started.ms} ms, ${checked.rowsChecked} rows checked, ${checked.findings.length} findings`);
+        log(`  cycle ${cycle}: ready in ${started.ms} ms, caught up in ${caughtUpMs - readyMs} ms, ${checked.rowsChecked} rows checked in ${Date.now() - caughtUpMs} ms, ${checked.findings.length} findings`);
       }
       report.cycles = cycle;
       const next = plan.cycles[cycle];

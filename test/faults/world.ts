@@ -37,8 +37,11 @@ export class FaultWorld implements AsyncDisposable {
     let fake: FakeEmbeddings | undefined;
     try {
       await createSource(pg.sql, rows);
-      // record: false — a long run would otherwise keep every request in memory.
-      fake = await startFakeEmbeddings("emb_a", { apiKey: API_KEY, switches: { record: false } });
+      // record: false — a long run would otherwise keep every request in memory. The stated
+      // limits lift the service's governor above its default tier (~50 requests/s), which would
+      // otherwise pace the thousands of checking queries, not the service's own work.
+      const rateLimit = { requestsPerMinute: 1_000_000, tokensPerMinute: 1_000_000_000, burstSec: 6 };
+      fake = await startFakeEmbeddings("emb_a", { apiKey: API_KEY, switches: { record: false, rateLimit, stateLimits: true } });
       return new FaultWorld(pg, fake, tempDir("vecsync-faults-"), rows);
     } catch (err) {
       await fake?.stop().catch(() => {});
