@@ -83,7 +83,7 @@ export async function checkServed(api: Api, sql: postgres.Sql, tableId: string):
   await pool([...groups], CONCURRENCY, async ([text, ids]) => {
     const answer = await api.call("POST", `/v1/vector-tables/${tableId}/query`, { query: text, limit: Math.min(100, ids.length + 9) }).catch((e) => ({ status: 0, body: String(e) }));
     rowsChecked += ids.length;
-    if (answer.status !== 200) return add("query_failed", `${JSON.stringify(text)} → ${answer.status} ${JSON.stringify(answer.body).slice(0, 200)}`);
+    if (answer.status !== 200) return void add("query_failed", `${JSON.stringify(text)} → ${answer.status} ${JSON.stringify(answer.body).slice(0, 200)}`);
     const hits = answer.body.results as Hit[];
     const seen = new Set<string>();
     for (const h of hits) {

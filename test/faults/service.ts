@@ -13,6 +13,8 @@ export type Spawned = {
   stderrTail(): string;
   stdoutText(): string;
   alive(): boolean;
+  /** How it died, in a line or two: what it printed before Bun's crash banner, and the panic line. */
+  death(): string;
   kill(signal: NodeJS.Signals): Promise<number | null>;
 };
 
@@ -62,10 +64,18 @@ export function spawnService(dataDir: string, env: Record<string, string>): Spaw
     stderrTail: () => err.text().slice(-TAIL_BYTES),
     stdoutText: out.text,
     alive: () => proc.exitCode === null && proc.signalCode === null,
+    death: () => crashSummary(`exit ${proc.exitCode ?? proc.signalCode}`, err.text()),
     async kill(signal) {
       if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
       await proc.exited;
       return proc.exitCode;
     },
   };
+}
+
+function crashSummary(how: string, stderr: string): string {
+  const banner = stderr.indexOf("=".repeat(20));
+  const before = (banner === -1 ? stderr : stderr.slice(0, banner)).trim().split("\n").slice(-6).join(" | ");
+  const panic = stderr.match(/panic\([^)]*\): [^\n]*/)?.[0] ?? "";
+  return `${how}: ${before.slice(-600)}${panic ? ` [${panic}]` : ""}`;
 }

@@ -51,8 +51,8 @@ export async function applyWorkload(sql: postgres.Sql, target: Target, w: Worklo
   const where = "slice" in w ? `id % ${w.slice.mod} = ${w.slice.rem}` : "";
   switch (w.kind) {
     case "insert": {
-      const [{ mx }] = await sql.unsafe<{ mx: string }[]>(`SELECT coalesce(max(id), 0) AS mx FROM ${TABLE}`);
-      const from = Number(mx) + 1;
+      const [top] = await sql.unsafe<{ mx: string }[]>(`SELECT coalesce(max(id), 0) AS mx FROM ${TABLE}`);
+      const from = Number(top?.mx ?? 0) + 1;
       await sql.unsafe(`INSERT INTO ${TABLE} ${rowsOf(`generate_series(${from}::bigint, ${from + w.count - 1}::bigint)`, 0)}`);
       return `inserted ${w.count} rows from id ${from}`;
     }

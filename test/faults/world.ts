@@ -44,7 +44,7 @@ export class FaultWorld implements AsyncDisposable {
       fake = await startFakeEmbeddings("emb_a", { apiKey: API_KEY, switches: { record: false, rateLimit, stateLimits: true } });
       return new FaultWorld(pg, fake, tempDir("vecsync-faults-"), rows);
     } catch (err) {
-      await fake?.stop().catch(() => {});
+      await Promise.resolve(fake?.stop()).catch(() => {});
       await pg[Symbol.asyncDispose]();
       throw err;
     }
@@ -64,13 +64,13 @@ export class FaultWorld implements AsyncDisposable {
   async start(spawned = this.spawn()): Promise<StartOutcome> {
     const t0 = Date.now();
     const url = await spawned.listening(START_LIMIT_MS);
-    if (!url) return { ok: false, problem: `no listening line within ${START_LIMIT_MS} ms (exit ${spawned.proc.exitCode ?? spawned.proc.signalCode ?? "none"}); stderr: ${spawned.stderrTail().slice(-1500)}` };
+    if (!url) return { ok: false, problem: spawned.alive() ? `no listening line within ${START_LIMIT_MS} ms` : `died before listening, ${spawned.death()}` };
     this.url = url;
     this.api = apiOf(url, this.key ? { authorization: `Bearer ${this.key}` } : {});
     for (;;) {
       const status = await fetch(`${url}/readyz`).then((r) => r.status, () => 0);
       if (status === 200) return { ok: true, url, ms: Date.now() - t0 };
-      if (!spawned.alive()) return { ok: false, problem: `exited (${spawned.proc.exitCode ?? spawned.proc.signalCode}) before /readyz 200; stderr: ${spawned.stderrTail().slice(-1500)}` };
+      if (!spawned.alive()) return { ok: false, problem: `died before /readyz 200, ${spawned.death()}` };
       if (Date.now() - t0 > START_LIMIT_MS) return { ok: false, problem: `/readyz answered ${status}, not 200, ${START_LIMIT_MS} ms after spawn` };
       await Bun.sleep(50);
     }
@@ -105,7 +105,7 @@ export class FaultWorld implements AsyncDisposable {
   async [Symbol.asyncDispose](): Promise<void> {
     await this.service?.kill("SIGKILL").catch(() => {});
     this.service = null;
-    await this.fake.stop().catch(() => {});
+    await Promise.resolve(this.fake.stop()).catch(() => {});
     await this.pg[Symbol.asyncDispose]().catch(() => {});
     this.dir[Symbol.dispose]();
   }
