@@ -106,7 +106,7 @@ export class FaultWorld implements AsyncDisposable {
     await this.service?.kill("SIGKILL").catch(() => {});
     this.service = null;
     await Promise.resolve(this.fake.stop()).catch(() => {});
-    await this.pg[Symbol.asyncDispose]().catch(() => {});
+    await Promise.resolve(this.pg[Symbol.asyncDispose]()).catch(() => {});
     this.dir[Symbol.dispose]();
   }
 }
