@@ -16,6 +16,13 @@ export const START_LIMIT_MS = 30_000;
 
 export type StartOutcome = { ok: true; url: string; ms: number } | { ok: false; problem: string };
 
+/** Worlds not yet disposed, for a Ctrl-C of the bench (disposeAllWorlds). */
+const open = new Set<FaultWorld>();
+
+export async function disposeAllWorlds(): Promise<void> {
+  await Promise.all([...open].map((w) => w[Symbol.asyncDispose]()));
+}
+
 export class FaultWorld implements AsyncDisposable {
   service: Spawned | null = null;
   url = "";
@@ -42,7 +49,9 @@ export class FaultWorld implements AsyncDisposable {
       // otherwise pace the thousands of checking queries, not the service's own work.
       const rateLimit = { requestsPerMinute: 1_000_000, tokensPerMinute: 1_000_000_000, burstSec: 6 };
       fake = await startFakeEmbeddings("emb_a", { apiKey: API_KEY, switches: { record: false, rateLimit, stateLimits: true } });
-      return new FaultWorld(pg, fake, tempDir("vecsync-faults-"), rows);
+      const world = new FaultWorld(pg, fake, tempDir("vecsync-faults-"), rows);
+      open.add(world);
+      return world;
     } catch (err) {
       await Promise.resolve(fake?.stop()).catch(() => {});
       await pg[Symbol.asyncDispose]();
@@ -103,6 +112,7 @@ export class FaultWorld implements AsyncDisposable {
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
+    if (!open.delete(this)) return;
     await this.service?.kill("SIGKILL").catch(() => {});
     this.service = null;
     await Promise.resolve(this.fake.stop()).catch(() => {});
