@@ -53,6 +53,19 @@ export async function waitCaughtUp(api: Api, tableId: string, sinceMs: number, t
   return [...findings, { kind: "not_caught_up", detail: `not synced and caught up within ${timeoutMs} ms: ${last}; tasks ${summary.join(" | ")}` }];
 }
 
+/**
+ * Tells an index that lost (or never reached) a row from a row that is not stored at all: the
+ * same text again, filtered to the row's own metadata (a handful of rows, which the planner
+ * searches exactly). Both are failures; the words say which.
+ */
+async function stored(api: Api, tableId: string, text: string, id: string, metadata: Record<string, unknown>): Promise<string> {
+  const filters = Object.fromEntries(Object.entries(metadata).filter(([, v]) => v !== null));
+  const answer = await api.call("POST", `/v1/vector-tables/${tableId}/query`, { query: text, limit: 100, filters }).catch(() => null);
+  const hit = (answer?.body?.results as Hit[] | undefined)?.find((h) => h.id === id);
+  if (!hit) return `not found with a filter on its metadata ${JSON.stringify(filters)} either: not stored`;
+  return `found at ${hit.similarity_score.toFixed(4)} with a filter on its metadata: stored, missed by the unfiltered search`;
+}
+
 type Hit = { id: string; similarity_score: number; embedded_text: string; metadata: Record<string, unknown> };
 
 /** Runs `fn` over `items` with at most `n` in flight. */
@@ -98,7 +111,8 @@ export async function checkServed(api: Api, sql: postgres.Sql, tableId: string):
       const hit = ids.length === 1 ? (hits[0]?.id === id ? hits[0] : undefined) : hits.find((h) => h.id === id);
       if (!hit || hit.similarity_score < MIN_SCORE) {
         const top = hits.slice(0, 3).map((h) => `${h.id}@${h.similarity_score.toFixed(4)}`).join(",");
-        add("unfindable", `id ${id} by ${JSON.stringify(text)}: ${hit ? `score ${hit.similarity_score}` : `not ${ids.length === 1 ? "top" : "among results"}`} (top ${top || "none"})`);
+        const why = await stored(api, tableId, text, id, byId.get(id)!.metadata);
+        add("unfindable", `id ${id} by ${JSON.stringify(text)}: ${hit ? `score ${hit.similarity_score}` : `not ${ids.length === 1 ? "top" : "among results"}`} (top ${top || "none"}); ${why}`);
       }
     }
   });
