@@ -3,6 +3,7 @@
 // cycle applies its workloads, interrupts the process, restarts it on the same data dir and
 // checks. A process that cannot start ends the run (every later cycle would fail the same way).
 import { must } from "../e2e/helpers.ts";
+import { waitCaughtUp } from "./checker.ts";
 import { Run, type Report } from "./run.ts";
 import { describeCycle, schedule, type Interruption } from "./schedule.ts";
 import { applyWorkload } from "./workload.ts";
@@ -58,6 +59,7 @@ export async function interrupt(run: Run, i: Interruption): Promise<void> {
   switch (i.kind) {
     case "sigterm": {
       if (!s) return void (await world.stop("SIGKILL"));
+      if (i.settle) for (const f of await waitCaughtUp(world.api, world.tableId, Date.now(), run.catchUpMs)) run.fail(f.kind, f.detail);
       s.proc.kill("SIGTERM");
       const exited = await Promise.race([s.proc.exited.then(() => true), Bun.sleep(SHUTDOWN_MS).then(() => false)]);
       if (!exited) run.fail("shutdown_slow", `no exit within ${SHUTDOWN_MS} ms of SIGTERM`);

@@ -39,8 +39,11 @@ export type Workload =
   | { kind: "put_columns"; variant: number };
 
 export type Interruption =
-  /** SIGTERM, waiting for the exit (the shutdown checkpoints every index). */
-  | { kind: "sigterm" }
+  /**
+   * SIGTERM, waiting for the exit (the shutdown checkpoints every index). `settle`: first wait
+   * until the workloads are applied (issue 12, 1: deletes applied by a pass, then SIGTERM).
+   */
+  | { kind: "sigterm"; settle?: boolean }
   /** SIGKILL `delayMs` after the last workload (mid-sync, mid-backfill, mid-swap). */
   | { kind: "kill"; delayMs: number }
   /** SIGTERM, then SIGKILL `delayMs` later: during the shutdown's index checkpoint. */
@@ -79,7 +82,7 @@ function workload(r: Rand, cycle: number, rows: number): Workload {
 
 function interruption(r: Rand, busyMs: number): Interruption {
   const x = r.next();
-  if (x < 0.25) return { kind: "sigterm" };
+  if (x < 0.25) return { kind: "sigterm", settle: r.chance(0.6) };
   if (x < 0.65) return { kind: "kill", delayMs: r.int(0, busyMs) };
   if (x < 0.8) return { kind: "kill_in_checkpoint", delayMs: r.int(0, 300) };
   return { kind: "kill_in_startup", delaysMs: Array.from({ length: r.int(1, 3) }, () => r.int(0, 1500)) };
@@ -104,6 +107,6 @@ export function schedule(seed: number, cycles: number, rows: number, busyMs: num
 export function describeCycle(c: Cycle): string {
   const w = c.workloads.map((x) => ("slice" in x ? `${x.kind}(id%${x.slice.mod}=${x.slice.rem})` : "variant" in x ? `${x.kind}(${x.variant})` : "count" in x ? `${x.kind}(${x.count})` : x.kind));
   const i = c.interruption;
-  const how = i.kind === "kill_in_startup" ? `${i.kind}(${i.delaysMs.join(",")} ms)` : "delayMs" in i ? `${i.kind}(${i.delayMs} ms)` : i.kind;
+  const how = i.kind === "kill_in_startup" ? `${i.kind}(${i.delaysMs.join(",")} ms)` : "delayMs" in i ? `${i.kind}(${i.delayMs} ms)` : i.kind === "sigterm" && i.settle ? "settle, sigterm" : i.kind;
   return `${w.join(" + ")} → ${how}`;
 }
