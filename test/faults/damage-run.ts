@@ -35,10 +35,11 @@ export async function runDamage(opts: DamageOptions): Promise<Report> {
     await interrupt(run, { kind: "sigterm" });
     keepStale(world.dataDir);
     if (!(await run.restartAndCheck("after the first checkpoint"))) return run.report;
+    // Writes after the stale copy, so that today's checkpoint covers a later sequence than it.
+    await writeAndSettle(run, 1);
     for (const damage of DAMAGES) {
       run.cycle++;
       run.phase = damage.name;
-      await writeAndSettle(run, run.cycle);
       await interrupt(run, { kind: "sigterm" });
       damage.apply(world.dataDir);
       run.log(`  damage: ${damage.name}`);

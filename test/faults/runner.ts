@@ -29,8 +29,9 @@ export async function runSeed(opts: RunOptions): Promise<Report> {
     await world.provision();
     must(await world.api.call("POST", `/v1/vector-tables/${world.tableId}/backfill`), 200);
     run.phase = "cycle 0: first backfill";
-    run.log(`seed ${opts.seed}: ${opts.rows} rows, kill the first backfill after ${plan.firstKillMs} ms`);
-    await Bun.sleep(plan.firstKillMs);
+    const at = Math.floor(plan.firstKillAt * opts.rows);
+    const seen = await untilSynced(run, at);
+    run.log(`seed ${opts.seed}: ${opts.rows} rows, first backfill killed at ${seen} synced rows (aimed at ${at})`);
     await interrupt(run, { kind: "kill", delayMs: 0 });
     for (;;) {
       if (!(await run.restartAndCheck(`cycle ${run.cycle}`))) break;
@@ -50,6 +51,17 @@ export async function runSeed(opts: RunOptions): Promise<Report> {
     return run.report;
   } finally {
     await run.finish();
+  }
+}
+
+/** Polls synced_rows until it reaches `rows` or the table leaves `backfilling`; answers what it saw. */
+async function untilSynced(run: Run, rows: number): Promise<number> {
+  const deadline = Date.now() + run.catchUpMs;
+  for (;;) {
+    const table = await run.world.api.call("GET", `/v1/vector-tables/${run.world.tableId}`).catch(() => null);
+    const synced = table?.body?.synced_rows ?? 0;
+    if (!table || synced >= rows || table.body.sync_status !== "backfilling" || Date.now() > deadline) return synced;
+    await Bun.sleep(10);
   }
 }
 
