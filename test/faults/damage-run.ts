@@ -38,15 +38,18 @@ export async function runDamage(opts: DamageOptions): Promise<Report> {
     // Writes after the stale copy, so that today's checkpoint covers a later sequence than it.
     await writeAndSettle(run, 1);
     for (const damage of DAMAGES) {
+      // Stopped under the previous damage's name: a process that served a while, then died of
+      // what it loaded ("Linking to missing level"), is that damage's failure.
+      await interrupt(run, { kind: "sigterm" });
       run.cycle++;
       run.phase = damage.name;
-      await interrupt(run, { kind: "sigterm" });
       damage.apply(world.dataDir);
       run.log(`  damage: ${damage.name}`);
       if (await run.restartAndCheck(`damage "${damage.name}"`)) continue;
       rmSync(indexDirOf(world.dataDir), { recursive: true, force: true });
       if (!(await run.restartAndCheck(`recovery from "${damage.name}" without index files`))) return run.report;
     }
+    run.checkAlive();
     run.cycle++;
     run.phase = "WAL tail cut";
     const target = { api: world.api, tableId: world.tableId };

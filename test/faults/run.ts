@@ -57,6 +57,8 @@ export class Run {
     // Passes counted from now: after the restart, so after every write made before it.
     const waited = await waitCaughtUp(this.world.api, this.world.tableId, readyMs, this.catchUpMs);
     const caughtUpMs = Date.now();
+    // A refused or reset connection may be the process dying: give its exit a moment to show.
+    if (waited.some((f) => f.kind === "table_unreadable")) await Promise.race([this.world.service?.proc.exited, Bun.sleep(1_000)]);
     if (!this.checkAlive()) return false;
     for (const f of waited) this.fail(f.kind, f.detail);
     if (waited.some((f) => f.kind === "not_caught_up" || f.kind === "table_unreadable")) return true;
