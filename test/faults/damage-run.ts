@@ -20,7 +20,17 @@ async function writeAndSettle(run: Run, version: number): Promise<void> {
   const target = { api: world.api, tableId: world.tableId };
   await applyWorkload(world.pg.sql, target, { kind: "update_text", slice: { mod: 7, rem: version % 7 }, version }, world.rows);
   await applyWorkload(world.pg.sql, target, { kind: "insert", count: 20 }, world.rows);
-  for (const f of await waitCaughtUp(world.api, world.tableId, Date.now(), run.catchUpMs)) run.fail(f.kind, f.detail);
+  const waited = await waitCaughtUp(world.api, world.tableId, Date.now(), run.catchUpMs);
+  // A process that died meanwhile is reported as such (checkAlive), not as an unreadable table.
+  if (waited.some((f) => f.kind === "table_unreadable")) await Promise.race([world.service?.proc.exited, Bun.sleep(1_000)]);
+  if (run.checkAlive()) for (const f of waited) run.fail(f.kind, f.detail);
+}
+
+/** After a damage the service could not live with: no index files, so it must rebuild from libSQL. */
+async function recover(run: Run): Promise<boolean> {
+  await run.world.stop("SIGKILL");
+  rmSync(indexDirOf(run.world.dataDir), { recursive: true, force: true });
+  return run.restartAndCheck(`recovery from "${run.phase}" without index files`);
 }
 
 export async function runDamage(opts: DamageOptions): Promise<Report> {
@@ -38,18 +48,22 @@ export async function runDamage(opts: DamageOptions): Promise<Report> {
     // Writes after the stale copy, so that today's checkpoint covers a later sequence than it.
     await writeAndSettle(run, 1);
     for (const damage of DAMAGES) {
-      // Stopped under the previous damage's name: a process that served a while, then died of
+      // Checked under the previous damage's name: a process that served a while, then died of
       // what it loaded ("Linking to missing level"), is that damage's failure.
+      if (!run.checkAlive() && !(await recover(run))) return run.report;
       await interrupt(run, { kind: "sigterm" });
       run.cycle++;
       run.phase = damage.name;
       damage.apply(world.dataDir);
       run.log(`  damage: ${damage.name}`);
-      if (await run.restartAndCheck(`damage "${damage.name}"`)) continue;
-      rmSync(indexDirOf(world.dataDir), { recursive: true, force: true });
-      if (!(await run.restartAndCheck(`recovery from "${damage.name}" without index files`))) return run.report;
+      if (!(await run.restartAndCheck(`damage "${damage.name}"`))) {
+        if (!(await recover(run))) return run.report;
+        continue;
+      }
+      // Writes go through the loaded index's insert path, where a damaged graph can still abort.
+      await writeAndSettle(run, run.cycle + 1);
     }
-    run.checkAlive();
+    if (!run.checkAlive() && !(await recover(run))) return run.report;
     run.cycle++;
     run.phase = "WAL tail cut";
     const target = { api: world.api, tableId: world.tableId };
