@@ -54,7 +54,8 @@ function rewriteToMatch(p: Pair): void {
   writeFileSync(p.meta, JSON.stringify({ ...p.m, bytes: statSync(p.file).size, crc32: crc32(readFileSync(p.file)) }));
 }
 
-export type Damage = { name: string; apply(dataDir: string): void };
+/** `passesChecks`: the description still vouches for the file, so the damaged index may load. */
+export type Damage = { name: string; passesChecks?: boolean; apply(dataDir: string): void };
 
 const eachPair = (f: (p: Pair, dataDir: string) => void) => (dataDir: string) => {
   const ps = pairs(dataDir);
@@ -69,6 +70,7 @@ export const DAMAGES: Damage[] = [
   { name: "description garbled", apply: eachPair((p) => writeFileSync(p.meta, "{not json")) },
   {
     name: "stale index claiming a newer sequence",
+    passesChecks: true,
     apply: eachPair((p, dataDir) => {
       const stale = join(staleDirOf(dataDir), p.meta.split("/").pop()!);
       const old = JSON.parse(readFileSync(stale, "utf8")) as Meta;
@@ -76,10 +78,10 @@ export const DAMAGES: Damage[] = [
       writeFileSync(p.meta, JSON.stringify({ ...old, seq: p.m.seq }));
     }),
   },
-  { name: "bytes flipped, description rewritten to match", apply: eachPair((p) => (flipMiddle(p.file), rewriteToMatch(p))) },
-  { name: "index truncated, description rewritten to match", apply: eachPair((p) => (truncateSync(p.file, Math.floor(p.m.bytes / 2)), rewriteToMatch(p))) },
+  { name: "bytes flipped, description rewritten to match", passesChecks: true, apply: eachPair((p) => (flipMiddle(p.file), rewriteToMatch(p))) },
+  { name: "index truncated, description rewritten to match", passesChecks: true, apply: eachPair((p) => (truncateSync(p.file, Math.floor(p.m.bytes / 2)), rewriteToMatch(p))) },
   { name: "zeroed middle", apply: eachPair((p) => zeroMiddle(p.file)) },
-  { name: "zeroed middle, description rewritten to match", apply: eachPair((p) => (zeroMiddle(p.file), rewriteToMatch(p))) },
+  { name: "zeroed middle, description rewritten to match", passesChecks: true, apply: eachPair((p) => (zeroMiddle(p.file), rewriteToMatch(p))) },
 ];
 
 /**
