@@ -1,11 +1,13 @@
 // The damage run: one world, backfilled and checkpointed; then for each damage of damage.ts the
 // process is stopped, the damage done, and the restart checked like any other (listening and
 // /readyz 200 within 30 s, every row findable, nothing deleted served). Last, a kill -9 right
-// after writes and the WAL cut mid-frame. A damage the service cannot start from is a failure;
+// after writes and the WAL cut mid-frame. Between them, CONTRACT 9: a second serve on the same
+// data dir or port is refused (exclusive.ts). A damage the service cannot start from is a failure;
 // the run then removes the index files (the service must rebuild from libSQL) and goes on.
 import { rmSync } from "node:fs";
 import { must } from "../e2e/helpers.ts";
 import { waitCaughtUp } from "./checker.ts";
+import { checkExclusive } from "./exclusive.ts";
 import { DAMAGES, indexDirOf, keepStale, truncateWalTail } from "./damage.ts";
 import { interrupt, catchUpMsOf, type Report } from "./runner.ts";
 import { Run } from "./run.ts";
@@ -65,6 +67,7 @@ export async function runDamage(opts: DamageOptions): Promise<Report> {
       if (damage.passesChecks) await writeAndSettle(run, run.cycle + 1);
     }
     if (!run.checkAlive() && !(await recover(run))) return run.report;
+    await checkExclusive(run);
     run.cycle++;
     run.phase = "WAL tail cut";
     const target = { api: world.api, tableId: world.tableId };

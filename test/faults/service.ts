@@ -38,8 +38,8 @@ function reader(stream: ReadableStream<Uint8Array>, keepAll: boolean) {
   };
 }
 
-export function spawnService(dataDir: string, env: Record<string, string>): Spawned {
-  const proc = Bun.spawn([BUN, join(ROOT, "src/main.ts"), "serve", "--port", "0", "--data-dir", dataDir], {
+export function spawnService(dataDir: string, env: Record<string, string>, port = 0): Spawned {
+  const proc = Bun.spawn([BUN, join(ROOT, "src/main.ts"), "serve", "--port", String(port), "--data-dir", dataDir], {
     cwd: ROOT,
     env: { ...process.env, VECSYNC_LOG_LEVEL: "warn", ...env },
     stdin: "ignore",
