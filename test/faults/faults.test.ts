@@ -3,9 +3,10 @@
 // of workloads and interruptions with a restart after each; then the index-file damage and the
 // WAL cut. What a failure means and how to replay it: test/faults/README.md.
 // Budget: under 2 minutes in all on a loaded 2-core machine.
-import { describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, test } from "bun:test";
 import { runDamage } from "./damage-run.ts";
 import { runSeed, type Report } from "./runner.ts";
+import { disposeAllWorlds } from "./world.ts";
 
 /**
  * Chosen from their schedules (each also starts by killing the first backfill at a seeded
@@ -20,6 +21,9 @@ const SEEDS = [
 ];
 /** Short: a table that does not catch up fails in 30 s rather than holding CI for minutes. */
 const CATCH_UP_MS = 30_000;
+
+// A test that times out leaves its run going: kill its processes, drop its databases anyway.
+afterAll(() => disposeAllWorlds());
 
 const log = process.env.VECSYNC_FAULTS_VERBOSE ? (line: string) => console.log(line) : undefined;
 
