@@ -33,7 +33,8 @@ export class QueryLoop {
   private running = true;
   private readonly loops: Promise<void>[];
 
-  constructor(private readonly target: QueryTarget, seed: number, concurrency = 2) {
+  /** `pauseMs` between a loop's queries: a steady trickle by default, none for a burst. */
+  constructor(private readonly target: QueryTarget, seed: number, concurrency = 2, private readonly pauseMs = 10) {
     // Its own PRNG stream: the schedule's draws do not depend on how many queries ran.
     const r = prng(seed ^ 0x5bd1e995);
     this.loops = Array.from({ length: concurrency }, () => this.loop(r));
@@ -65,7 +66,7 @@ export class QueryLoop {
         } catch {}
         if (contractProblem(res.status, parsed) && this.violations.length < 1000) this.violations.push({ phase, status: res.status, body: text.slice(0, 300) });
         // A steady trickle, not a flood: the checks after a restart share the same two cores.
-        await Bun.sleep(10);
+        if (this.pauseMs) await Bun.sleep(this.pauseMs);
       } catch (err) {
         // A query left unanswered is a finding; refused or reset: the process is down or going down.
         if ((err as Error).name === "TimeoutError") this.violations.push({ phase, status: 0, body: "no answer within 30 s" });

@@ -12,12 +12,28 @@ export class Run {
   readonly report: Report;
   cycle = 0;
   phase = "provisioning";
-  private readonly loop: QueryLoop;
+  private readonly loops: QueryLoop[] = [];
   private readonly t0 = Date.now();
 
   constructor(readonly world: FaultWorld, seed: number, readonly catchUpMs: number, readonly log: (line: string) => void) {
     this.report = { seed, rows: world.rows, cycles: 0, restarts: 0, kills: 0, rowsChecked: 0, queries: 0, loopAnswers: 0, failures: [], ms: 0 };
-    this.loop = new QueryLoop({ url: () => world.url, key: () => world.key, tableId: () => world.tableId, phase: () => this.phase }, seed);
+    this.loops.push(new QueryLoop(this.target(), seed));
+  }
+
+  private target() {
+    const w = this.world;
+    return { url: () => w.url, key: () => w.key, tableId: () => w.tableId, phase: () => this.phase };
+  }
+
+  /** Runs `fn` under 4 more queries in flight, back to back (a swap under load: issue 12, 3). */
+  async underLoad<T>(fn: () => Promise<T>): Promise<T> {
+    const burst = new QueryLoop(this.target(), this.report.seed + this.cycle * 7919, 4, 0);
+    try {
+      return await fn();
+    } finally {
+      await burst.stop();
+      this.loops.push(burst);
+    }
   }
 
   fail = (kind: string, detail: string): void => {
@@ -74,10 +90,10 @@ export class Run {
   /** Stops the query loop and folds its violations into the report (one failure per status and phase). */
   async finish(): Promise<Report> {
     this.phase = "done";
-    await this.loop.stop();
-    this.report.loopAnswers = this.loop.answered;
+    await Promise.all(this.loops.map((l) => l.stop()));
+    this.report.loopAnswers = this.loops.reduce((a, l) => a + l.answered, 0);
     const grouped = new Map<string, { n: number; body: string }>();
-    for (const v of this.loop.violations) {
+    for (const v of this.loops.flatMap((l) => l.violations)) {
       const key = `${v.status} during ${v.phase}`;
       grouped.set(key, { n: (grouped.get(key)?.n ?? 0) + 1, body: grouped.get(key)?.body ?? v.body });
     }

@@ -71,7 +71,7 @@ export async function interrupt(run: Run, i: Interruption): Promise<void> {
   switch (i.kind) {
     case "sigterm": {
       if (!s) return void (await world.stop("SIGKILL"));
-      if (i.settle) for (const f of await waitCaughtUp(world.api, world.tableId, Date.now(), run.catchUpMs)) run.fail(f.kind, f.detail);
+      if (i.settle) for (const f of await run.underLoad(() => waitCaughtUp(world.api, world.tableId, Date.now(), run.catchUpMs))) run.fail(f.kind, f.detail);
       s.proc.kill("SIGTERM");
       const exited = await Promise.race([s.proc.exited.then(() => true), Bun.sleep(SHUTDOWN_MS).then(() => false)]);
       if (!exited) run.fail("shutdown_slow", `no exit within ${SHUTDOWN_MS} ms of SIGTERM`);

@@ -80,7 +80,10 @@ function workload(r: Rand, cycle: number, rows: number): Workload {
   return { kind: "put_columns", variant: r.int(0, 1) };
 }
 
-function interruption(r: Rand, busyMs: number): Interruption {
+function interruption(r: Rand, busyMs: number, swaps: boolean): Interruption {
+  // After a PUT, half the time let the re-backfill finish and swap under the query loop first
+  // (issue 12, 3: answers across a swap); otherwise the kills below land in it.
+  if (swaps && r.chance(0.5)) return { kind: "sigterm", settle: true };
   const x = r.next();
   if (x < 0.25) return { kind: "sigterm", settle: r.chance(0.6) };
   if (x < 0.65) return { kind: "kill", delayMs: r.int(0, busyMs) };
@@ -100,7 +103,8 @@ export function schedule(seed: number, cycles: number, rows: number, busyMs: num
   const out: Cycle[] = [];
   for (let c = 1; c <= cycles; c++) {
     const workloads = Array.from({ length: r.int(1, 3) }, () => workload(r, c, rows));
-    out.push({ workloads, interruption: interruption(r, busyMs) });
+    const swaps = workloads.some((w) => w.kind === "put_model" || w.kind === "put_columns");
+    out.push({ workloads, interruption: interruption(r, busyMs, swaps) });
   }
   return { firstKillAt, cycles: out };
 }
