@@ -1,5 +1,6 @@
 // The demo's sample source table: 200 products made from fixed word lists, so every run (and the
 // demo's test) sees the same rows, the same vectors and the same query answers.
+import { mulberry32 } from "../shared/prng.ts";
 
 export type Product = { id: number; name: string; description: string; category: string; price: number; in_stock: boolean };
 
@@ -42,16 +43,9 @@ const CATEGORIES: Category[] = [
 
 const ADJECTIVES = ["Classic", "Compact", "Premium", "Lightweight", "Rugged", "Everyday", "Deluxe", "Eco"];
 
-/** A small deterministic generator (mulberry32): the same id always gives the same product. */
+/** The same id always gives the same product. */
 function picker(seed: number) {
-  let state = seed >>> 0;
-  const next = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = mulberry32(seed);
   return <T>(list: readonly T[]): T => list[Math.floor(next() * list.length)]!;
 }
 

@@ -4,18 +4,12 @@
 // one schedule exactly: `bun run bench faults --seed S` replays what a failing CI seed did.
 // (Timing still differs from run to run: a kill "1.2 s after the backfill started" lands on
 // whatever the process is doing then, which is the point of killing at random moments.)
+import { mulberry32 } from "../../src/shared/prng.ts";
 
 export type Rand = { next(): number; int(lo: number, hi: number): number; pick<T>(xs: readonly T[]): T; chance(p: number): boolean };
 
 export function prng(seed: number): Rand {
-  let s = seed >>> 0;
-  const next = () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = mulberry32(seed);
   return {
     next,
     int: (lo, hi) => lo + Math.floor(next() * (hi - lo + 1)),

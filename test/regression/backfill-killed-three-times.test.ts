@@ -5,11 +5,8 @@
 // is visible through the API (an event, not a delay).
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { rmSync } from "node:fs";
-import { openDatabase } from "../../src/db/client.ts";
-import { openVectorStore } from "../../src/services.ts";
-import { createLogger } from "../../src/shared/log.ts";
 import { eventually, startProcess, type RunningProcess } from "../harness.ts";
-import { createWorld, enqueueFill, expectedSet, newVectorTable, sortedEntries, storedSet } from "../domains/sync/world.ts";
+import { createWorld, enqueueFill, expectStoreMatchesSource, newVectorTable } from "../domains/sync/world.ts";
 
 // Starts processes and databases: slower than bun's 5 s default on a loaded 2-core machine.
 setDefaultTimeout(30_000);
@@ -52,14 +49,7 @@ describe("happy", () => {
       expect(await get(`/v1/vector-tables/${table.id}`)).toMatchObject({ sync_status: "synced", total_rows: ROWS, synced_rows: ROWS });
       await child.stop("SIGTERM");
 
-      const database = await openDatabase(config.databaseUrl);
-      const vectors = await openVectorStore(config, database, createLogger("silent"));
-      try {
-        expect(sortedEntries(await storedSet({ vectors }, table))).toEqual(sortedEntries(await expectedSet(w.sql)));
-      } finally {
-        await vectors.close();
-        database.close();
-      }
+      await expectStoreMatchesSource(config, w.sql, table);
     } finally {
       await child?.[Symbol.asyncDispose]();
       await w.pg[Symbol.asyncDispose]();

@@ -4,11 +4,8 @@
 import { describe, expect, test, setDefaultTimeout } from "bun:test";
 import { rmSync } from "node:fs";
 import { eventually, startProcess } from "../../harness.ts";
-import { openDatabase } from "../../../src/db/client.ts";
-import { openVectorStore } from "../../../src/services.ts";
-import { createLogger } from "../../../src/shared/log.ts";
 import { PAGE_SIZE } from "../../../src/domains/sync/pages.ts";
-import { createWorld, enqueueFill, expectedSet, newVectorTable, sortedEntries, storedSet, tableRow } from "./world.ts";
+import { createWorld, enqueueFill, expectStoreMatchesSource, newVectorTable, tableRow } from "./world.ts";
 
 // Starts processes or databases: slower than bun's 5 s default on a loaded 2-core machine.
 setDefaultTimeout(30_000);
@@ -45,14 +42,7 @@ describe("happy", () => {
       expect(finished.attempts).toBe(2); // the killed run counts (CONTRACT 8)
       await child.stop("SIGTERM");
 
-      const database = await openDatabase(config.databaseUrl);
-      const vectors = await openVectorStore(config, database, createLogger("silent"));
-      try {
-        expect(sortedEntries(await storedSet({ vectors }, table))).toEqual(sortedEntries(await expectedSet(w.sql)));
-      } finally {
-        await vectors.close();
-        database.close();
-      }
+      await expectStoreMatchesSource(config, w.sql, table);
       const twice = w.fake.counters.inputs - ROWS;
       console.log(`crash test: killed after ${inputsAtKill} embedded inputs; rows embedded twice: ${twice} (page size ${PAGE_SIZE})`);
       expect(twice).toBeGreaterThanOrEqual(0);

@@ -12,6 +12,11 @@ import { vectorTables, type ColumnConfig, type VectorTableRow } from "../../../s
 import type { Services } from "../../../src/services.ts";
 import { newId } from "../../../src/shared/ids.ts";
 import { tasks } from "../../../src/scheduler/tables.ts";
+import { openDatabase } from "../../../src/db/client.ts";
+import { openVectorStore } from "../../../src/services.ts";
+import { createLogger } from "../../../src/shared/log.ts";
+import type { Config } from "../../../src/config.ts";
+import { expect } from "bun:test";
 
 export const MODEL = "text-embedding-3-small";
 export const DIMS = 32;
@@ -181,4 +186,16 @@ export const sortedEntries = (m: Map<string, StoredRow>) => [...m.entries()].sor
 /** Waits for a task of the world's running scheduler to complete. */
 export function taskDone(w: World, taskId: string, timeoutMs = 20_000): Promise<true> {
   return eventually(async () => (await w.services.database.db.select().from(tasks).where(eq(tasks.id, taskId)))[0]?.status === "completed", timeoutMs);
+}
+
+/** After the service process stopped: its data dir opened offline holds exactly what the source says. */
+export async function expectStoreMatchesSource(config: Config, sql: postgres.Sql, table: VectorTableRow): Promise<void> {
+  const database = await openDatabase(config.databaseUrl);
+  const vectors = await openVectorStore(config, database, createLogger("silent"));
+  try {
+    expect(sortedEntries(await storedSet({ vectors }, table))).toEqual(sortedEntries(await expectedSet(sql)));
+  } finally {
+    await vectors.close();
+    database.close();
+  }
 }

@@ -1,0 +1,14 @@
+/**
+ * A small deterministic generator (mulberry32): numbers in [0, 1), the same seed always giving the
+ * same sequence. For demo data and seeded test schedules, never for secrets (see ids.ts, secrets.ts).
+ */
+export function mulberry32(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
