@@ -1,6 +1,7 @@
 // Synthetic clustered embeddings for `bun run bench query`: unit vectors around random centres
 // (like real text embeddings, which crowd into topics), a uniform `price` in [0, 100) so that
 // `price < s` selects s % of the rows, and exact ground truth by brute force.
+import { mulberry32 } from "../../../src/shared/prng.ts";
 import { exactSearch, type BatchMatches, type Matches, MetricKind } from "usearch";
 
 export interface Dataset {
@@ -11,16 +12,7 @@ export interface Dataset {
   queries: Float32Array[];
 }
 
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const rng = mulberry32;
 
 function gaussian(rand: () => number): number {
   return Math.sqrt(-2 * Math.log(rand() || 1e-12)) * Math.cos(2 * Math.PI * rand());

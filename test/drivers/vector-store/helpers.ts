@@ -1,5 +1,6 @@
 // Test world for the vector store: a fresh data dir with its own libSQL file per call,
 // deterministic vectors, and a brute-force reference for exact answers.
+import { mulberry32 } from "../../../src/shared/prng.ts";
 import { createClient, type Client } from "@libsql/client";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -43,16 +44,7 @@ export async function makeWorld(): Promise<World> {
 }
 
 /** Mulberry32: small, fast, deterministic. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export const rng = mulberry32;
 
 /** Clustered unit vectors: `clusters` random centres plus noise, like real embeddings. */
 export function clusteredVectors(n: number, dims: number, seed: number, clusters = 8): Float32Array[] {
