@@ -1,13 +1,14 @@
 // The Postgres source driver (postgres.js). Reads go page by page in primary-key order (keyset,
 // never OFFSET); hashes are computed by the server so only 32 hex digits a row cross the wire.
 // CDC (logical replication) lives in postgres-cdc.ts behind the same connector.
-import { DriverError } from "../../shared/errors.ts";
 import { prepareCdc, openChanges, teardownCdc } from "./postgres-cdc.ts";
 import { connect, type PostgresCredentials, type PostgresSourceOptions, type SourceSql } from "./postgres-connect.ts";
 import { toDriverError } from "./postgres-errors.ts";
 import { exactTableName, fetchStatement, hashStatement, quoteIdent, scanStatement, selectColumns, type Statement, type TableRef } from "./postgres-sql.ts";
 import {
   SourceObjectNotFoundError,
+  checkPage,
+  FETCH_CHUNK,
   type CdcTarget,
   type ChangeStream,
   type FetchRequest,
@@ -27,13 +28,6 @@ export type { PostgresCredentials, PostgresSourceOptions } from "./postgres-conn
 /** Bump when the hash formula or the pinned session settings change: stored hashes go stale. */
 export const POSTGRES_HASH_ALGORITHM = "pg-md5-row-v1";
 
-/** Keys per `IN (…)` query: well under the 65,535-parameter limit, a short statement. */
-const FETCH_CHUNK = 1000;
-
-function checkPage(pk: string[], limit: number) {
-  if (pk.length === 0) throw new DriverError("a primary key needs at least one column", { retryable: false });
-  if (!Number.isSafeInteger(limit) || limit < 1) throw new DriverError(`invalid page size ${limit}`, { retryable: false });
-}
 
 export class PostgresSource implements SourceConnector {
   readonly hashAlgorithm = POSTGRES_HASH_ALGORITHM;

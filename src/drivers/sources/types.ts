@@ -136,3 +136,12 @@ export class CdcFeedLostError extends DriverError {
 export function keyText(key: Key): string {
   return key.length === 1 ? String(key[0]) : JSON.stringify(key);
 }
+
+/** Keys per fetch-by-key query: a short `IN (…)` statement, far under either source's parameter limits. */
+export const FETCH_CHUNK = 1000;
+
+/** Refuses a page request no source could answer (both drivers check before building SQL). */
+export function checkPage(pk: string[], limit: number): void {
+  if (pk.length === 0) throw new DriverError("a primary key needs at least one column", { retryable: false });
+  if (!Number.isSafeInteger(limit) || limit < 1) throw new DriverError(`invalid page size ${limit}`, { retryable: false });
+}

@@ -6,9 +6,10 @@
 // Names: the warehouse folds unquoted identifiers to upper case, so a user's `items`/`title`
 // means ITEMS/TITLE unless a table or column is spelled exactly that way (exact match first).
 // describeTable answers the catalog's own spelling.
-import { DriverError } from "../../shared/errors.ts";
 import {
   SourceObjectNotFoundError,
+  checkPage,
+  FETCH_CHUNK,
   type CdcTarget,
   type ChangeStream,
   type FetchRequest,
@@ -29,16 +30,9 @@ export type { WarehouseCredentials, WarehouseSourceOptions } from "./warehouse-c
 /** Bump when the hash formula or the pinned session settings change: stored hashes go stale. */
 export const WAREHOUSE_HASH_ALGORITHM = "wh-sha2-128-v1";
 
-/** Keys per `IN (…)` query: a short statement, well under the warehouse's limits. */
-const FETCH_CHUNK = 1000;
 
 interface ResolvedTable extends TableRef {
   columns: SourceColumn[];
-}
-
-function checkPage(pk: string[], limit: number) {
-  if (pk.length === 0) throw new DriverError("a primary key needs at least one column", { retryable: false });
-  if (!Number.isSafeInteger(limit) || limit < 1) throw new DriverError(`invalid page size ${limit}`, { retryable: false });
 }
 
 export class WarehouseSource implements SourceConnector, CdcHost {
