@@ -1,21 +1,47 @@
 import type { TRPC_ERROR_CODE_KEY } from "@trpc/server";
-import { httpStatus, type ErrorCode } from "../src/shared/errors.ts";
+import type { ErrorCode } from "../src/shared/errors.ts";
 
-// tRPC names its error codes after HTTP statuses, so ours follow through the one status switch
-// in src/shared/errors.ts: a new code gets its tRPC code the moment it gets its status.
-const BY_STATUS: Record<number, TRPC_ERROR_CODE_KEY> = {
-  400: "BAD_REQUEST",
-  401: "UNAUTHORIZED",
-  403: "FORBIDDEN",
-  404: "NOT_FOUND",
-  409: "CONFLICT",
-  410: "PRECONDITION_FAILED", // tRPC has no 410; the REST status still travels in data.httpStatus
-  413: "PAYLOAD_TOO_LARGE",
-  429: "TOO_MANY_REQUESTS",
-  502: "BAD_GATEWAY",
-  507: "SERVICE_UNAVAILABLE", // tRPC has no 507 (storage_full); data.httpStatus carries it
-};
-
+/**
+ * Our error code → tRPC's. Like `httpStatus` in src/shared/errors.ts it switches without a
+ * default, so a new code is a type error here until it is given a tRPC code. tRPC names its codes
+ * after HTTP statuses; where it has none for our status, the REST status still travels in
+ * data.httpStatus (rpc/init.ts).
+ */
 export function trpcCode(code: ErrorCode): TRPC_ERROR_CODE_KEY {
-  return BY_STATUS[httpStatus(code)] ?? "INTERNAL_SERVER_ERROR";
+  switch (code) {
+    case "validation_error":
+    case "invalid_request":
+      return "BAD_REQUEST";
+    case "unauthorized":
+      return "UNAUTHORIZED";
+    case "insufficient_permission":
+    case "insufficient_role":
+      return "FORBIDDEN";
+    case "not_found":
+      return "NOT_FOUND";
+    case "name_taken":
+    case "already_member":
+    case "invitation_pending":
+    case "in_use":
+    case "environment_protected":
+    case "backfill_running":
+    case "already_paused":
+    case "not_paused":
+    case "organization_deleting":
+    case "vector_table_not_ready":
+      return "CONFLICT";
+    case "invitation_expired":
+      return "PRECONDITION_FAILED"; // tRPC has no 410
+    case "payload_too_large":
+      return "PAYLOAD_TOO_LARGE";
+    case "rate_limited":
+      return "TOO_MANY_REQUESTS";
+    case "source_error":
+    case "provider_error":
+      return "BAD_GATEWAY";
+    case "storage_full":
+      return "SERVICE_UNAVAILABLE"; // tRPC has no 507
+    case "internal":
+      return "INTERNAL_SERVER_ERROR";
+  }
 }

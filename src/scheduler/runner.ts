@@ -1,7 +1,7 @@
 import { hostname } from "node:os";
 import type { Db } from "../db/client.ts";
 import type { Clock } from "../shared/clock.ts";
-import { AppError, DriverError } from "../shared/errors.ts";
+import { isRetryable } from "../shared/errors.ts";
 import { newId } from "../shared/ids.ts";
 import type { Logger } from "../shared/log.ts";
 import { issuesOf } from "../shared/validate.ts";
@@ -268,13 +268,6 @@ export class TaskRunner {
       this.#logger.error({ err, task_id: task.id, write: what }, "task state write failed");
     }
   }
-}
-
-/** Our own refusals and non-retryable driver errors will not get better by trying again. */
-function isRetryable(error: unknown): boolean {
-  if (error instanceof AppError) return false;
-  if (error instanceof DriverError) return error.retryable;
-  return true;
 }
 
 function errorMessage(error: unknown): string {

@@ -111,6 +111,17 @@ export class DriverError extends Error {
   }
 }
 
+/**
+ * Whether a failure is worth another try (the scheduler's retry rule, STYLE 3). Our own AppError
+ * is a refusal that trying again would repeat; a DriverError says for itself; anything else (an
+ * error nobody classified) gets another try, since the task's attempts bound the cost.
+ */
+export function isRetryable(err: unknown): boolean {
+  if (err instanceof AppError) return false;
+  if (err instanceof DriverError) return err.retryable;
+  return true;
+}
+
 // SQLite says SQLITE_FULL ("database or disk is full"), node:fs and native addons ENOSPC or EDQUOT
 // ("no space left on device", "disk quota exceeded"); drivers may wrap either as a cause.
 const FULL_CODES = new Set(["SQLITE_FULL", "ENOSPC", "EDQUOT"]);

@@ -32,6 +32,6 @@ export const apiKeyRoutes = [
     summary: "Revoke an API key",
     auth: "api_key",
     status: 204,
-    handler: ({ services, actor, params }) => revokeVisibleApiKey(services, actor, params.key_id!),
+    handler: ({ services, actor, params }) => revokeVisibleApiKey(services, actor, params.key_id),
   }),
 ];

@@ -16,7 +16,7 @@ export const connectionRoutes = [
     headers: [{ name: "X-Environment-Id", description: "The environment to create the connection in; absent → the organization's prod environment" }],
     status: 201,
     response: Connection,
-    handler: ({ services, actor, params, body, headers }) => createConnection(services, actor, params.provider!, body, headers.get(ENVIRONMENT_HEADER)),
+    handler: ({ services, actor, params, body, headers }) => createConnection(services, actor, params.provider, body, headers.get(ENVIRONMENT_HEADER)),
   }),
   defineRoute({
     method: "GET",
@@ -36,7 +36,7 @@ export const connectionRoutes = [
     summary: "Get a connection (credentials are never answered)",
     auth: "api_key",
     response: Connection,
-    handler: ({ services, actor, params }) => getConnection(services, actor, params.connection_id!),
+    handler: ({ services, actor, params }) => getConnection(services, actor, params.connection_id),
   }),
   defineRoute({
     method: "PUT",
@@ -46,7 +46,7 @@ export const connectionRoutes = [
     auth: "api_key",
     body: UpdateConnection,
     response: Connection,
-    handler: ({ services, actor, params, body }) => updateConnection(services, actor, params.connection_id!, body),
+    handler: ({ services, actor, params, body }) => updateConnection(services, actor, params.connection_id, body),
   }),
   defineRoute({
     method: "DELETE",
@@ -55,7 +55,7 @@ export const connectionRoutes = [
     summary: "Delete a connection (not while vector tables use it)",
     auth: "api_key",
     status: 204,
-    handler: ({ services, actor, params }) => deleteConnection(services, actor, params.connection_id!),
+    handler: ({ services, actor, params }) => deleteConnection(services, actor, params.connection_id),
   }),
   defineRoute({
     method: "POST",
@@ -64,6 +64,6 @@ export const connectionRoutes = [
     summary: "Test a connection; stores the outcome as its status (a failed test is 200 with the database's error)",
     auth: "api_key",
     response: TestResult,
-    handler: ({ services, actor, params }) => testConnection(services, actor, params.connection_id!),
+    handler: ({ services, actor, params }) => testConnection(services, actor, params.connection_id),
   }),
 ];

@@ -37,7 +37,7 @@ export const embeddingProviderRoutes = [
     summary: "Get an embedding provider",
     auth: "api_key",
     response: EmbeddingProvider,
-    handler: ({ services, actor, params }) => getEmbeddingProvider(services, actor, params.provider_id!),
+    handler: ({ services, actor, params }) => getEmbeddingProvider(services, actor, params.provider_id),
   }),
   defineRoute({
     method: "PUT",
@@ -47,7 +47,7 @@ export const embeddingProviderRoutes = [
     auth: "api_key",
     body: UpdateEmbeddingProvider,
     response: EmbeddingProvider,
-    handler: ({ services, actor, params, body }) => updateEmbeddingProvider(services, actor, params.provider_id!, body),
+    handler: ({ services, actor, params, body }) => updateEmbeddingProvider(services, actor, params.provider_id, body),
   }),
   defineRoute({
     method: "DELETE",
@@ -56,7 +56,7 @@ export const embeddingProviderRoutes = [
     summary: "Delete an embedding provider (not while a vector table uses it)",
     auth: "api_key",
     status: 204,
-    handler: ({ services, actor, params }) => deleteEmbeddingProvider(services, actor, params.provider_id!),
+    handler: ({ services, actor, params }) => deleteEmbeddingProvider(services, actor, params.provider_id),
   }),
   defineRoute({
     method: "GET",
@@ -65,6 +65,6 @@ export const embeddingProviderRoutes = [
     summary: "The models this provider offers",
     auth: "api_key",
     response: ModelList,
-    handler: ({ services, actor, params }) => listProviderModels(services, actor, params.provider_id!),
+    handler: ({ services, actor, params }) => listProviderModels(services, actor, params.provider_id),
   }),
 ];

@@ -33,7 +33,7 @@ export const environmentRoutes = [
     summary: "Get an environment",
     auth: "api_key",
     response: Environment,
-    handler: ({ services, actor, params }) => getEnvironment(services, actor, params.environment_id!),
+    handler: ({ services, actor, params }) => getEnvironment(services, actor, params.environment_id),
   }),
   defineRoute({
     method: "DELETE",
@@ -42,6 +42,6 @@ export const environmentRoutes = [
     summary: "Delete an environment (not prod, not while connections or vector tables are attached)",
     auth: "api_key",
     status: 204,
-    handler: ({ services, actor, params }) => deleteEnvironment(services, actor, params.environment_id!),
+    handler: ({ services, actor, params }) => deleteEnvironment(services, actor, params.environment_id),
   }),
 ];

@@ -39,7 +39,7 @@ export const organizationRoutes = [
     auth: "jwt",
     status: 201,
     response: AcceptedInvitation,
-    handler: ({ services, actor, params }) => acceptInvitation(services, actor, params.token!),
+    handler: ({ services, actor, params }) => acceptInvitation(services, actor, params.token),
   }),
   defineRoute({
     method: "GET",
@@ -48,7 +48,7 @@ export const organizationRoutes = [
     summary: "Get an organization (members only)",
     auth: "jwt",
     response: Organization,
-    handler: ({ services, actor, params }) => getOrganization(services, actor, params.org_id!),
+    handler: ({ services, actor, params }) => getOrganization(services, actor, params.org_id),
   }),
   defineRoute({
     method: "DELETE",
@@ -58,7 +58,7 @@ export const organizationRoutes = [
     auth: "jwt",
     status: 202,
     response: DeletingOrganization,
-    handler: ({ services, actor, params }) => deleteOrganization(services, actor, params.org_id!),
+    handler: ({ services, actor, params }) => deleteOrganization(services, actor, params.org_id),
   }),
   defineRoute({
     method: "GET",
@@ -67,7 +67,7 @@ export const organizationRoutes = [
     summary: "List members",
     auth: "jwt",
     response: MemberList,
-    handler: ({ services, actor, params }) => listMembers(services, actor, params.org_id!),
+    handler: ({ services, actor, params }) => listMembers(services, actor, params.org_id),
   }),
   defineRoute({
     method: "DELETE",
@@ -76,7 +76,7 @@ export const organizationRoutes = [
     summary: "Remove a member (admin or owner) and revoke their API keys",
     auth: "jwt",
     status: 204,
-    handler: ({ services, actor, params }) => removeMember(services, actor, params.org_id!, params.user_id!),
+    handler: ({ services, actor, params }) => removeMember(services, actor, params.org_id, params.user_id),
   }),
   defineRoute({
     method: "POST",
@@ -85,7 +85,7 @@ export const organizationRoutes = [
     summary: "Leave the organization (not the owner); the caller's API keys are revoked",
     auth: "jwt",
     status: 204,
-    handler: ({ services, actor, params }) => leaveOrganization(services, actor, params.org_id!),
+    handler: ({ services, actor, params }) => leaveOrganization(services, actor, params.org_id),
   }),
   defineRoute({
     method: "POST",
@@ -95,7 +95,7 @@ export const organizationRoutes = [
     auth: "jwt",
     body: TransferOwnership,
     response: Member,
-    handler: ({ services, actor, params, body }) => transferOwnership(services, actor, params.org_id!, body),
+    handler: ({ services, actor, params, body }) => transferOwnership(services, actor, params.org_id, body),
   }),
   defineRoute({
     method: "POST",
@@ -106,7 +106,7 @@ export const organizationRoutes = [
     body: CreateInvitation,
     status: 201,
     response: CreatedInvitation,
-    handler: ({ services, actor, params, body }) => createInvitation(services, actor, params.org_id!, body),
+    handler: ({ services, actor, params, body }) => createInvitation(services, actor, params.org_id, body),
   }),
   defineRoute({
     method: "GET",
@@ -115,6 +115,6 @@ export const organizationRoutes = [
     summary: "List invitations not yet accepted (admin or owner)",
     auth: "jwt",
     response: InvitationList,
-    handler: ({ services, actor, params }) => listInvitations(services, actor, params.org_id!),
+    handler: ({ services, actor, params }) => listInvitations(services, actor, params.org_id),
   }),
 ];

@@ -13,6 +13,6 @@ export const queryRoutes = [
     body: QueryRequest,
     headers: [{ name: "X-Environment-Id", description: "When sent, the vector table must be in this environment (else 404)" }],
     response: QueryResult,
-    handler: ({ services, actor, params, body, headers }) => queryVectorTable(services, actor, params.vector_table_id!, body, headers.get(ENVIRONMENT_HEADER)),
+    handler: ({ services, actor, params, body, headers }) => queryVectorTable(services, actor, params.vector_table_id, body, headers.get(ENVIRONMENT_HEADER)),
   }),
 ];

@@ -22,6 +22,6 @@ export const taskRoutes = [
     summary: "Get a task",
     auth: "api_key",
     response: Task,
-    handler: ({ services, actor, params }) => getTask(services, actor, params.task_id!),
+    handler: ({ services, actor, params }) => getTask(services, actor, params.task_id),
   }),
 ];

@@ -39,7 +39,7 @@ export const vectorTableRoutes = [
     summary: "Get a vector table",
     auth: "api_key",
     response: VectorTable,
-    handler: ({ services, actor, params }) => getVectorTable(services, actor, params.vector_table_id!),
+    handler: ({ services, actor, params }) => getVectorTable(services, actor, params.vector_table_id),
   }),
   defineRoute({
     method: "PUT",
@@ -49,7 +49,7 @@ export const vectorTableRoutes = [
     auth: "api_key",
     body: UpdateVectorTable,
     response: VectorTable,
-    handler: ({ services, actor, params, body }) => updateVectorTable(services, actor, params.vector_table_id!, body),
+    handler: ({ services, actor, params, body }) => updateVectorTable(services, actor, params.vector_table_id, body),
   }),
   defineRoute({
     method: "DELETE",
@@ -58,7 +58,7 @@ export const vectorTableRoutes = [
     summary: "Delete a vector table, its vectors, its tasks and its change feed",
     auth: "api_key",
     status: 204,
-    handler: ({ services, actor, params }) => deleteVectorTable(services, actor, params.vector_table_id!),
+    handler: ({ services, actor, params }) => deleteVectorTable(services, actor, params.vector_table_id),
   }),
   defineRoute({
     method: "GET",
@@ -67,7 +67,7 @@ export const vectorTableRoutes = [
     summary: "The source table's columns, read live (names, source type names, nullability)",
     auth: "api_key",
     response: SourceSchema,
-    handler: ({ services, actor, params }) => getSourceSchema(services, actor, params.vector_table_id!),
+    handler: ({ services, actor, params }) => getSourceSchema(services, actor, params.vector_table_id),
   }),
   defineRoute({
     method: "POST",
@@ -76,7 +76,7 @@ export const vectorTableRoutes = [
     summary: "Start a backfill (409 while a backfill or rebackfill is pending or running)",
     auth: "api_key",
     response: BackfillStarted,
-    handler: ({ services, actor, params }) => startBackfill(services, actor, params.vector_table_id!),
+    handler: ({ services, actor, params }) => startBackfill(services, actor, params.vector_table_id),
   }),
   defineRoute({
     method: "GET",
@@ -85,7 +85,7 @@ export const vectorTableRoutes = [
     summary: "Sync status: state, backlog, staleness, last error",
     auth: "api_key",
     response: SyncStatusObject,
-    handler: ({ services, actor, params }) => getSyncStatus(services, actor, params.vector_table_id!),
+    handler: ({ services, actor, params }) => getSyncStatus(services, actor, params.vector_table_id),
   }),
   defineRoute({
     method: "POST",
@@ -94,7 +94,7 @@ export const vectorTableRoutes = [
     summary: "Pause sync (queries keep working; 409 when already paused)",
     auth: "api_key",
     response: SyncControlResult,
-    handler: ({ services, actor, params }) => pauseSync(services, actor, params.vector_table_id!),
+    handler: ({ services, actor, params }) => pauseSync(services, actor, params.vector_table_id),
   }),
   defineRoute({
     method: "POST",
@@ -103,6 +103,6 @@ export const vectorTableRoutes = [
     summary: "Resume a paused sync (409 when not paused)",
     auth: "api_key",
     response: SyncControlResult,
-    handler: ({ services, actor, params }) => resumeSync(services, actor, params.vector_table_id!),
+    handler: ({ services, actor, params }) => resumeSync(services, actor, params.vector_table_id),
   }),
 ];

@@ -34,7 +34,8 @@ function scrub(message: string, secrets: Secrets): string {
   return out;
 }
 
-function isRetryable(e: SdkError, code: string): boolean {
+/** Whether the SDK's failure is of a passing kind; it becomes the DriverError's `retryable`. */
+function transientSdkFailure(e: SdkError, code: string): boolean {
   if (SESSION_GONE.has(code) || RETRYABLE_CODES.has(code)) return true;
   if (e.name === "NetworkError" || e.name === "RequestTimeoutError" || e.name === "LargeResultSetError") return true;
   const status = Number(e.response?.statusCode ?? 0);
@@ -53,5 +54,5 @@ export function toDriverError(err: unknown, secrets: Secrets, operation: string)
   if (FEED_LOST.test(message)) return new CdcFeedLostError(message, cause);
   if (TABLE_MISSING.has(code)) return new SourceObjectNotFoundError("table", message, cause);
   if (COLUMN_MISSING.has(code)) return new SourceObjectNotFoundError("column", message, cause);
-  return new DriverError(message, { retryable: isRetryable(e, code), cause, context: { code, sqlState, operation } });
+  return new DriverError(message, { retryable: transientSdkFailure(e, code), cause, context: { code, sqlState, operation } });
 }

@@ -2,40 +2,30 @@
 // what a backfill writes (seeded through render.ts and the local provider), checked against a
 // brute-force expectation: ids, order (ties by primary key, numerically), scores, every filter
 // operator, $or, shorthand, min score, limit.
-import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
+import { beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { providerForEmbedding } from "../../../src/domains/embedding-providers/embedding.ts";
 import { renderMetadata, renderText } from "../../../src/domains/vector-tables/render.ts";
 import type { SourceValue } from "../../../src/drivers/sources/types.ts";
-import { createTestApp, throwawayPostgres, type TestApp, type ThrowawayDatabase } from "../../harness.ts";
+import { type TestApp } from "../../harness.ts";
 import { json, newOrganization, readOnlyKey, type Bearer, type TestOrg } from "../../helpers/organizations.ts";
-import { createSourceTables, DOC_COLUMNS, docRows, localProvider, newTable, seedCollection, sourceConnection, tableBody, type DocRow } from "../vector-tables/helpers.ts";
+import { DOC_COLUMNS, docRows, newTable, seedCollection, tableBody, type DocRow, type Fixture, useTableWorld } from "../vector-tables/helpers.ts";
 
 // Starts processes or databases: slower than bun's 5 s default on a loaded 2-core machine.
 setDefaultTimeout(30_000);
 
-let app: TestApp;
-let pg: ThrowawayDatabase;
-let org: TestOrg;
+let app: TestApp, org: TestOrg, f: Fixture;
 let table: any;
 const rows = docRows();
 const docVectors = new Map<number, Float32Array>();
 
+useTableWorld({}, (w) => ({ app, org, f } = w));
 beforeAll(async () => {
-  app = await createTestApp();
-  pg = await throwawayPostgres();
-  await createSourceTables(pg);
-  org = await newOrganization(app);
-  const f = { connectionId: await sourceConnection(app, org.owner.key, pg), providerId: await localProvider(app, org.owner.key) };
   table = await newTable(app, org.owner.key, tableBody(f, { name: "docs" }));
   await seedCollection(app, org, table, rows);
   const provider = await providerForEmbedding(app.services, org.id, table.embedding_provider_id);
   const withText = rows.filter((r) => text(r) !== null);
   const vectors = await provider.embed(withText.map((r) => text(r)!), { model: table.embedding_model, dimensions: table.embedding_dimensions, kind: "document" });
   withText.forEach((r, i) => docVectors.set(r.id, vectors[i]!));
-});
-afterAll(async () => {
-  await app[Symbol.asyncDispose]();
-  await pg[Symbol.asyncDispose]();
 });
 
 const values = (r: DocRow) => r as unknown as Record<string, SourceValue>;

@@ -2,34 +2,25 @@
 // the fake emb_a server records the wire request (a query embedding, the served model) and
 // refuses a wrong key (502 provider_error without the key in the answer).
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
-import { createTestApp, throwawayPostgres, type TestApp, type ThrowawayDatabase } from "../../harness.ts";
-import { json, newOrganization, type TestOrg } from "../../helpers/organizations.ts";
+import { type TestApp, type ThrowawayDatabase } from "../../harness.ts";
+import { json, type TestOrg } from "../../helpers/organizations.ts";
 import { startFakeEmbeddings, type FakeEmbeddings } from "../../fakes/embeddings/server.ts";
-import { createSourceTables, docRows, localProvider, newTable, seedCollection, setTableState, sourceConnection, tableBody, type Fixture } from "../vector-tables/helpers.ts";
+import { docRows, newTable, seedCollection, setTableState, sourceConnection, tableBody, type Fixture, useTableWorld } from "../vector-tables/helpers.ts";
 import type { SyncStatus } from "../../../src/domains/vector-tables/tables.ts";
 
 // Starts processes or databases: slower than bun's 5 s default on a loaded 2-core machine.
 setDefaultTimeout(30_000);
 
-let app: TestApp;
-let pg: ThrowawayDatabase;
+let app: TestApp, pg: ThrowawayDatabase, org: TestOrg, f: Fixture;
 let fake: FakeEmbeddings;
-let org: TestOrg;
-let f: Fixture;
 let table: any;
+useTableWorld({}, (w) => ({ app, pg, org, f } = w));
 beforeAll(async () => {
-  app = await createTestApp();
-  pg = await throwawayPostgres();
   fake = await startFakeEmbeddings("emb_a");
-  await createSourceTables(pg);
-  org = await newOrganization(app);
-  f = { connectionId: await sourceConnection(app, org.owner.key, pg), providerId: await localProvider(app, org.owner.key) };
   table = await newTable(app, org.owner.key, tableBody(f));
   await seedCollection(app, org, table, docRows().slice(0, 10));
 });
 afterAll(async () => {
-  await app[Symbol.asyncDispose]();
-  await pg[Symbol.asyncDispose]();
   await fake.stop();
 });
 

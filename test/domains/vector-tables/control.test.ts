@@ -1,25 +1,18 @@
 // POST …/backfill (one winner among simultaneous requests), GET …/sync/status, POST
 // …/sync/pause and …/sync/resume (SPEC 3.1, 4.7-4.8, CONTRACT 6). No worker runs here: the
 // queued task stays pending, as the engine's own tests take it from there.
-import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
+import { describe, expect, test, setDefaultTimeout } from "bun:test";
 import { FakeClock } from "../../../src/shared/clock.ts";
-import { type TestApp, type ThrowawayDatabase } from "../../harness.ts";
+import { type TestApp } from "../../harness.ts";
 import { json, readOnlyKey, type Bearer, type TestOrg } from "../../helpers/organizations.ts";
-import { activeTasksOf, newTable, setTableState, tableBody, type Fixture, tableWorld } from "./helpers.ts";
+import { activeTasksOf, newTable, setTableState, tableBody, type Fixture, useTableWorld } from "./helpers.ts";
 
 // Starts processes or databases: slower than bun's 5 s default on a loaded 2-core machine.
 setDefaultTimeout(30_000);
 
 const clock = new FakeClock(new Date("2030-05-01T12:00:00Z"));
-let app: TestApp;
-let pg: ThrowawayDatabase;
-let org: TestOrg;
-let f: Fixture;
-let dispose: () => Promise<void>;
-beforeAll(async () => {
-  ({ app, pg, org, f, dispose } = await tableWorld({ clock }));
-});
-afterAll(() => dispose());
+let app: TestApp, org: TestOrg, f: Fixture;
+useTableWorld({ clock }, (w) => ({ app, org, f } = w));
 
 const post = (id: string, action: string, key: Bearer = org.owner.key) => app.request("POST", `/v1/vector-tables/${id}/${action}`, { headers: key });
 const status = async (id: string) => json(await app.request("GET", `/v1/vector-tables/${id}/sync/status`, { headers: org.owner.key }));

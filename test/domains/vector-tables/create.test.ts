@@ -1,24 +1,17 @@
 // POST /v1/vector-tables against a real Postgres source (a throwaway database) and the `local`
 // embedding provider: the answer, the validation rules (SPEC 2.9, CONTRACT 5-6), the collection.
-import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
+import { describe, expect, test, setDefaultTimeout } from "bun:test";
 import { FakeClock } from "../../../src/shared/clock.ts";
 import { type TestApp, type ThrowawayDatabase } from "../../harness.ts";
 import { json, newOrganization, readOnlyKey, type TestOrg } from "../../helpers/organizations.ts";
-import { createTable, DOC_COLUMNS, localProvider, newTable, sourceConnection, tableBody, type Fixture, tableWorld } from "./helpers.ts";
+import { createTable, DOC_COLUMNS, localProvider, newTable, sourceConnection, tableBody, type Fixture, useTableWorld } from "./helpers.ts";
 
 // Starts processes or databases: slower than bun's 5 s default on a loaded 2-core machine.
 setDefaultTimeout(30_000);
 
 const clock = new FakeClock(new Date("2030-03-01T00:00:00Z"));
-let app: TestApp;
-let pg: ThrowawayDatabase;
-let org: TestOrg;
-let f: Fixture;
-let dispose: () => Promise<void>;
-beforeAll(async () => {
-  ({ app, pg, org, f, dispose } = await tableWorld({ clock }));
-});
-afterAll(() => dispose());
+let app: TestApp, pg: ThrowawayDatabase, org: TestOrg, f: Fixture;
+useTableWorld({ clock }, (w) => ({ app, pg, org, f } = w));
 
 const FIELDS = [
   "id", "org_id", "environment_id", "connection_id", "embedding_provider_id", "name", "source_table", "primary_key_column", "columns", "embedding_model",

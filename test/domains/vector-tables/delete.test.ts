@@ -1,23 +1,16 @@
 // DELETE /v1/vector-tables/{id} (record, collection, tasks), the in_use guards it lifts from its
 // environment, connection and provider, and organization deletion's clean-up of vector tables.
-import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
+import { describe, expect, test, setDefaultTimeout } from "bun:test";
 import { deleteOrganizationData } from "../../../src/domains/organizations/deletion.ts";
 import { type TestApp, type ThrowawayDatabase } from "../../harness.ts";
 import { json, newOrganization, readOnlyKey, type TestOrg } from "../../helpers/organizations.ts";
-import { docRows, localProvider, newTable, seedCollection, sourceConnection, tableBody, tasksOf, type Fixture, tableWorld } from "./helpers.ts";
+import { docRows, localProvider, newTable, seedCollection, sourceConnection, tableBody, tasksOf, type Fixture, useTableWorld } from "./helpers.ts";
 
 // Starts processes or databases: slower than bun's 5 s default on a loaded 2-core machine.
 setDefaultTimeout(30_000);
 
-let app: TestApp;
-let pg: ThrowawayDatabase;
-let org: TestOrg;
-let f: Fixture;
-let dispose: () => Promise<void>;
-beforeAll(async () => {
-  ({ app, pg, org, f, dispose } = await tableWorld());
-});
-afterAll(() => dispose());
+let app: TestApp, pg: ThrowawayDatabase, org: TestOrg, f: Fixture;
+useTableWorld({}, (w) => ({ app, pg, org, f } = w));
 
 const del = (path: string, key = org.owner.key) => app.request("DELETE", path, { headers: key });
 const code = async (res: Response) => [res.status, res.status === 204 ? null : (await json(res)).error.code];

@@ -1,6 +1,7 @@
 // Fixtures for the vector-tables and query tests: a real Postgres source table, a connection to
 // it and a `local` provider made through the API, and a way to fill a table's collection with
 // exactly what a backfill writes (render.ts + the provider's document vectors) without the engine.
+import { afterAll, beforeAll } from "bun:test";
 import { and, eq } from "drizzle-orm";
 import { providerForEmbedding } from "../../../src/domains/embedding-providers/embedding.ts";
 import { collectionName, renderMetadata, renderText } from "../../../src/domains/vector-tables/render.ts";
@@ -123,21 +124,28 @@ export async function seedCollection(app: TestApp, org: TestOrg, table: { id: st
   await setTableState(app, table.id, { syncStatus: "synced" });
 }
 
+export type TableWorld = { app: TestApp; pg: ThrowawayDatabase; org: TestOrg; f: Fixture };
+
 /**
  * The world most vector-table and query tests share: the app, a throwaway Postgres source with
- * the doc tables, an organization, a connection to the source and a `local` provider.
+ * the doc tables, an organization, a connection to the source and a `local` provider. Call it at
+ * the top of a test file: it is built in `beforeAll` (later `beforeAll`s of the file see it) and
+ * disposed in `afterAll`; `take` hands it to the file's own variables, e.g.
+ * `useTableWorld({ clock }, (w) => ({ app, org, f } = w))`.
  */
-export async function tableWorld(opts: { clock?: Clock } = {}): Promise<{ app: TestApp; pg: ThrowawayDatabase; org: TestOrg; f: Fixture; dispose(): Promise<void> }> {
-  const app = await createTestApp(opts.clock ? { clock: opts.clock } : {});
-  const pg = await throwawayPostgres();
-  await createSourceTables(pg);
-  const org = await newOrganization(app);
-  const f = { connectionId: await sourceConnection(app, org.owner.key, pg), providerId: await localProvider(app, org.owner.key) };
-  return {
-    app, pg, org, f,
-    async dispose() {
-      await app[Symbol.asyncDispose]();
-      await pg[Symbol.asyncDispose]();
-    },
-  };
+export function useTableWorld(opts: { clock?: Clock }, take: (world: TableWorld) => unknown): void {
+  let app: TestApp | undefined;
+  let pg: ThrowawayDatabase | undefined;
+  beforeAll(async () => {
+    app = await createTestApp(opts.clock ? { clock: opts.clock } : {});
+    pg = await throwawayPostgres();
+    await createSourceTables(pg);
+    const org = await newOrganization(app);
+    const f = { connectionId: await sourceConnection(app, org.owner.key, pg), providerId: await localProvider(app, org.owner.key) };
+    take({ app, pg, org, f });
+  });
+  afterAll(async () => {
+    await app?.[Symbol.asyncDispose]();
+    await pg?.[Symbol.asyncDispose]();
+  });
 }

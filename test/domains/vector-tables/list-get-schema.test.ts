@@ -1,29 +1,24 @@
 // GET /v1/vector-tables (cursor envelope, X-Environment-Id narrows), GET one, GET …/schema (the
 // source table read live: names, Postgres type spellings, the key not nullable).
-import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
+import { beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { type TestApp, type ThrowawayDatabase } from "../../harness.ts";
 import { json, newOrganization, readOnlyKey, type TestOrg } from "../../helpers/organizations.ts";
-import { localProvider, newTable, sourceConnection, tableBody, type Fixture, tableWorld } from "./helpers.ts";
+import { localProvider, newTable, sourceConnection, tableBody, type Fixture, useTableWorld } from "./helpers.ts";
 
 // Starts processes or databases: slower than bun's 5 s default on a loaded 2-core machine.
 setDefaultTimeout(30_000);
 
-let app: TestApp;
-let pg: ThrowawayDatabase;
-let org: TestOrg;
-let f: Fixture;
+let app: TestApp, pg: ThrowawayDatabase, org: TestOrg, f: Fixture;
 let staging: { id: string };
 let tables: any[];
-let dispose: () => Promise<void>;
+useTableWorld({}, (w) => ({ app, pg, org, f } = w));
 beforeAll(async () => {
-  ({ app, pg, org, f, dispose } = await tableWorld());
   staging = await json(await app.request("POST", "/v1/environments", { headers: org.owner.key, body: { name: "staging" } }));
   const g = { connectionId: await sourceConnection(app, org.owner.key, pg, { environmentId: staging.id }), providerId: await localProvider(app, org.owner.key, { environmentId: staging.id }) };
   tables = [];
   for (let i = 0; i < 5; i++) tables.push(await newTable(app, org.owner.key, tableBody(f, { name: `prod-${i}` })));
   for (let i = 0; i < 2; i++) tables.push(await newTable(app, org.owner.key, tableBody(g, { name: `staging-${i}` }), staging.id));
 });
-afterAll(() => dispose());
 
 const list = (query = "", headers: Record<string, string> = org.owner.key) => app.request("GET", `/v1/vector-tables${query}`, { headers });
 

@@ -1,10 +1,10 @@
 // PUT /v1/vector-tables/{id}: renames change nothing else; a change of columns, model or
 // dimensions sets pending_rebackfill, bumps config_version and queues exactly one rebackfill.
-import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
+import { describe, expect, test, setDefaultTimeout } from "bun:test";
 import { FakeClock } from "../../../src/shared/clock.ts";
-import { type TestApp, type ThrowawayDatabase } from "../../harness.ts";
+import { type TestApp } from "../../harness.ts";
 import { json, newOrganization, readOnlyKey, type TestOrg } from "../../helpers/organizations.ts";
-import { activeTasksOf, DOC_COLUMNS, newTable, tableBody, type Fixture, tableWorld } from "./helpers.ts";
+import { activeTasksOf, DOC_COLUMNS, newTable, tableBody, type Fixture, useTableWorld } from "./helpers.ts";
 import { vectorTables } from "../../../src/domains/vector-tables/tables.ts";
 import { eq } from "drizzle-orm";
 import { tasks } from "../../../src/scheduler/tables.ts";
@@ -13,15 +13,8 @@ import { tasks } from "../../../src/scheduler/tables.ts";
 setDefaultTimeout(30_000);
 
 const clock = new FakeClock(new Date("2030-04-01T00:00:00Z"));
-let app: TestApp;
-let pg: ThrowawayDatabase;
-let org: TestOrg;
-let f: Fixture;
-let dispose: () => Promise<void>;
-beforeAll(async () => {
-  ({ app, pg, org, f, dispose } = await tableWorld({ clock }));
-});
-afterAll(() => dispose());
+let app: TestApp, org: TestOrg, f: Fixture;
+useTableWorld({ clock }, (w) => ({ app, org, f } = w));
 
 const put = (id: string, body: unknown, key = org.owner.key) => app.request("PUT", `/v1/vector-tables/${id}`, { headers: key, body });
 const configVersion = async (id: string) => (await app.services.database.db.select().from(vectorTables).where(eq(vectorTables.id, id)))[0]!.configVersion;
