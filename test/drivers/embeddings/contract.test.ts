@@ -193,7 +193,9 @@ describe.each(SUBJECTS)("$provider", (s) => {
       const a = w.driver();
       const b = w.driver();
       const pa = a.embed(["first"], { model: s.model, dimensions: s.dims, kind: "document" });
-      await Bun.sleep(5);
+      // b starts once a has received its 429 (counted in the same tick the pause is set), not
+      // after a fixed sleep: on a loaded machine b's request could otherwise overtake a's answer.
+      while (a.stats.rateLimited === 0) await Bun.sleep(1);
       const pb = b.embed(["second"], { model: s.model, dimensions: s.dims, kind: "document" });
       await Promise.all([pa, pb]);
       const ok = w.fake!.requests.filter((r) => r.status === 200);
