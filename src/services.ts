@@ -7,10 +7,10 @@ import { createAuthenticator } from "./domains/auth/authenticator.ts";
 import { cleanupExpiredAuth } from "./domains/auth/cleanup.ts";
 import { registerOrganizationTasks } from "./domains/organizations/tasks.ts";
 import { registerSyncTasks } from "./domains/sync/tasks.ts";
-import type { Authenticator } from "./http/auth.ts";
 import { createTaskSystem, type Scheduler, type TaskService } from "./scheduler/scheduler.ts";
 import { systemClock, type Clock } from "./shared/clock.ts";
 import type { Logger } from "./shared/log.ts";
+import type { Authenticator } from "./shared/actor.ts";
 import { createMailer, type Mailer } from "./mail/mailer.ts";
 import { secretBox, type SecretBox } from "./shared/secrets.ts";
 
