@@ -1,11 +1,10 @@
 import type { ResultSet } from "@libsql/client";
 import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
-import type * as schema from "../db/schema.ts";
 import type { Schema } from "../shared/validate.ts";
 import type { tasks } from "./tables.ts";
 
 /** The database or an open transaction: enqueueing and checkpoints join the caller's transaction. */
-export type DbOrTx = BaseSQLiteDatabase<"async", ResultSet, typeof schema>;
+export type DbOrTx = BaseSQLiteDatabase<"async", ResultSet>;
 
 /** A task's `task_type`. The scheduler knows no domain: the types are the kinds registered with it. */
 export type TaskType = string;

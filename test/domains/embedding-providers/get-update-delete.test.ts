@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { embeddingProviders } from "../../../src/db/schema.ts";
+import { embeddingProviders } from "../../../src/domains/embedding-providers/tables.ts";
 import { registerProviderUsageCheck } from "../../../src/domains/embedding-providers/usage.ts";
 import { deleteOrganizationData } from "../../../src/domains/organizations/deletion.ts";
 import { createTestApp, type TestApp } from "../../harness.ts";

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { resolveConfig } from "../../../src/config.ts";
 import { openDatabase, type Database } from "../../../src/db/client.ts";
 import { migrate } from "../../../src/db/migrate.ts";
-import { embeddingProviders } from "../../../src/db/schema.ts";
+import { embeddingProviders } from "../../../src/domains/embedding-providers/tables.ts";
 import { embedOrFail, providerForEmbedding } from "../../../src/domains/embedding-providers/embedding.ts";
 import { createHttpApp } from "../../../src/server.ts";
 import { buildServices, openVectorStore, type Services } from "../../../src/services.ts";
