@@ -6,7 +6,7 @@ import type { Page, PageQuery } from "../../shared/pagination.ts";
 import { requireWriteAccess } from "../../shared/authz.ts";
 import { isUniqueViolation } from "../../db/executor.ts";
 import { hostPolicy } from "../../drivers/sources/host-guard.ts";
-import { openSource } from "../../drivers/sources/index.ts";
+import { openSource } from "./sources.ts";
 import type { SourceConnector } from "../../drivers/sources/types.ts";
 import { listNarrowedByEnvironment, resolveEnvironment } from "../environments/service.ts";
 import { registerEnvironmentUsageCheck } from "../environments/usage.ts";
