@@ -107,7 +107,8 @@ export function dependents(services: Services): Dependents {
       { name: "connections", records: deleteOrganizationConnections },
       {
         name: "vector-tables",
-        // Outside our database: each table's sync (CDC consumer, slot) stopped, its collection dropped.
+        // Outside our database: each table's consumer stopped and its slot and publication freed
+        // (best effort), then its collection dropped.
         async external(orgId) {
           for (const row of await organizationVectorTables(db, orgId)) {
             await stopSyncFor(services, row);
