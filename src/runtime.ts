@@ -3,7 +3,8 @@ import { BALLAST_BYTES, freeBytes, releaseBallastIfFull, restoreBallast } from "
 import { openDatabase } from "./db/client.ts";
 import { migrate } from "./db/migrate.ts";
 import { listen } from "./server.ts";
-import { buildServices, openVectorStore, type Services } from "./services.ts";
+import { openVectorStore, type Services } from "./services.ts";
+import { buildServices } from "./wiring.ts";
 import { isStorageFull, rootMessage } from "./shared/errors.ts";
 import type { Logger } from "./shared/log.ts";
 

@@ -1,18 +1,16 @@
-import { ConfigError, type Config } from "./config.ts";
-import { hostPolicy } from "./drivers/sources/host-guard.ts";
+// The bag of drivers and services handed to routes, procedures and tasks, and the constructors of
+// its drivers. It imports no domain: src/wiring.ts builds the bag and registers what runs.
+import type { Config } from "./config.ts";
 import { VectorStore } from "./drivers/vector-store/index.ts";
 import { join } from "node:path";
 import type { Database } from "./db/client.ts";
-import { createAuthenticator } from "./domains/auth/authenticator.ts";
-import { cleanupExpiredAuth } from "./domains/auth/cleanup.ts";
-import { registerOrganizationTasks } from "./domains/organizations/tasks.ts";
-import { registerSyncTasks } from "./domains/sync/tasks.ts";
-import type { Authenticator } from "./http/auth.ts";
-import { createTaskSystem, type Scheduler, type TaskService } from "./scheduler/scheduler.ts";
-import { systemClock, type Clock } from "./shared/clock.ts";
+import type { Executor } from "./db/executor.ts";
+import type { Scheduler, TaskService } from "./scheduler/scheduler.ts";
+import type { Clock } from "./shared/clock.ts";
 import type { Logger } from "./shared/log.ts";
-import { createMailer, type Mailer } from "./mail/mailer.ts";
-import { secretBox, type SecretBox } from "./shared/secrets.ts";
+import type { Authenticator } from "./shared/actor.ts";
+import type { Mailer } from "./mail/mailer.ts";
+import type { SecretBox } from "./shared/secrets.ts";
 
 /** The typed bag of drivers and services handed to routes, procedures and tasks. */
 export type Services = {
@@ -29,7 +27,47 @@ export type Services = {
   vectors: VectorStore;
   /** Encrypts secrets at rest under the master key (CONTRACT 6). */
   secrets: SecretBox;
+  /** What depends on what: the rules src/wiring.ts lists, read where a deletion is decided. */
+  dependents: Dependents;
 };
+
+/**
+ * A resource that refuses deletion while others use it (SPEC 4.4, 4.6, 7: 409 in_use). The rule
+ * closes over the services it needs, so the domain that owns the resource never imports the
+ * domains that use it.
+ */
+export type UsageRule = {
+  /** Plural resource name for the error message, e.g. "vector tables". */
+  resource: string;
+  /** How many of them use the resource `id` of the organization (0 = none). */
+  count(orgId: string, id: string): Promise<number>;
+};
+
+/** What a domain contributes to deleting an organization (the org_deletion task, SPEC 3.2). */
+export type OrganizationCleaner = {
+  name: string;
+  /** Removes resources outside our database (must tolerate their being gone already). */
+  external?(orgId: string): Promise<void>;
+  /** Deletes the domain's rows for the organization, inside the records transaction. */
+  records?(tx: Executor, orgId: string): Promise<void>;
+};
+
+export type Dependents = {
+  /** What uses an environment. */
+  environment: readonly UsageRule[];
+  /** What uses a connection. */
+  connection: readonly UsageRule[];
+  /** What uses an embedding provider. */
+  embeddingProvider: readonly UsageRule[];
+  /** In order: every cleaner's external step, then every cleaner's records in one transaction. */
+  organization: readonly OrganizationCleaner[];
+};
+
+/** The resources still using `id`, e.g. ["vector tables"], in the rules' order; empty when free. */
+export async function usersOf(rules: readonly UsageRule[], orgId: string, id: string): Promise<string[]> {
+  const counts = await Promise.all(rules.map(async (rule) => [rule.resource, await rule.count(orgId, id)] as const));
+  return counts.filter(([, n]) => n > 0).map(([resource]) => resource);
+}
 
 /** Opens the managed vector store on the service database; index files live in `<data-dir>/indexes`. */
 export function openVectorStore(config: Config, database: Database, logger: Logger): Promise<VectorStore> {
@@ -41,23 +79,6 @@ export function openVectorStore(config: Config, database: Database, logger: Logg
 }
 
 export type Readiness = { ready: boolean; checks: Record<string, boolean> };
-
-export function buildServices(config: Config, database: Database, vectors: VectorStore, logger: Logger, clock: Clock = systemClock): Services {
-  try {
-    hostPolicy(config); // a bad VECSYNC_DENY_HOSTS / VECSYNC_ALLOW_HOSTS entry stops start-up, not a request
-  } catch (err) {
-    throw new ConfigError((err as Error).message);
-  }
-  const { scheduler, tasks } = createTaskSystem(database.db, clock, logger, { workers: config.workers });
-  const authenticator = createAuthenticator(database.db, config.jwtSecret, clock);
-  const mailer = createMailer({ smtpUrl: config.smtpUrl, outbox: config.mailOutbox, logger });
-  const services: Services = { config, logger, clock, database, scheduler, tasks, authenticator, mailer, vectors, secrets: secretBox(config.masterKey) };
-  registerOrganizationTasks(services);
-  registerSyncTasks(services);
-  // Periodic clean-ups, run while the scheduler runs.
-  tasks.every("auth-cleanup", "*/10 * * * *", async () => void (await cleanupExpiredAuth(services)));
-  return services;
-}
 
 export async function readiness(services: Services): Promise<Readiness> {
   const database = await services.database.client

@@ -8,7 +8,8 @@ import { resolveConfig, type Config } from "../src/config.ts";
 import { openDatabase } from "../src/db/client.ts";
 import { migrate } from "../src/db/migrate.ts";
 import { createLogger } from "../src/shared/log.ts";
-import { buildServices, openVectorStore, type Services } from "../src/services.ts";
+import { openVectorStore, type Services } from "../src/services.ts";
+import { buildServices } from "../src/wiring.ts";
 import { createHttpApp } from "../src/server.ts";
 import type { Clock } from "../src/shared/clock.ts";
 

@@ -1,9 +1,11 @@
 import { createClient, type Client } from "@libsql/client";
 import { drizzle, type LibSQLDatabase } from "drizzle-orm/libsql";
-import * as schema from "./schema.ts";
 import { BUSY_TIMEOUT_MS, gateWrites } from "./write-gate.ts";
 
-export type Db = LibSQLDatabase<typeof schema>;
+// No schema is handed to drizzle: queries name their tables (each domain's tables.ts), and the
+// relational API (db.query.*) that a schema would type is not used. drizzle-kit reads the tables
+// files directly (drizzle.config.ts).
+export type Db = LibSQLDatabase;
 export type Database = { client: Client; db: Db; isLocal: boolean; close(): void };
 
 /**
@@ -26,6 +28,6 @@ export async function openDatabase(url: string, authToken?: string): Promise<Dat
       throw err;
     }
   }
-  const db = drizzle(client, { schema });
+  const db = drizzle(client);
   return { client, db, isLocal, close: () => client.close() };
 }

@@ -1,10 +1,5 @@
-import type { Actor, AuthScheme } from "../shared/actor.ts";
+import type { Actor, AuthScheme, Authenticator } from "../shared/actor.ts";
 import { AppError } from "../shared/errors.ts";
-
-/** Turns a bearer token into an Actor for one scheme; the identity domain provides the real one. */
-export interface Authenticator {
-  resolve(scheme: Exclude<AuthScheme, "none">, token: string): Promise<Actor>;
-}
 
 export const unauthorized = (message = "A valid bearer credential is required") => new AppError("unauthorized", message);
 

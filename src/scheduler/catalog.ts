@@ -1,5 +1,5 @@
 import type { Schema } from "../shared/validate.ts";
-import { TASK_DEFAULTS, type DbOrTx, type TaskProgress, type TaskRow, type TaskType } from "./types.ts";
+import type { DbOrTx, TaskKind, TaskProgress, TaskRow, TaskType } from "./types.ts";
 
 /** What a handler gets. The scheduler knows no domain: handlers close over the services they need. */
 export type TaskContext<P> = {
@@ -28,15 +28,10 @@ export type TaskContext<P> = {
   signal: AbortSignal;
 };
 
-export type TaskDefinition<P = unknown> = {
-  taskType: TaskType;
-  /** Default priority for new tasks of this type; SPEC 2.10's when omitted. */
-  priority?: number;
-  /** CONTRACT 8's when omitted. */
-  maxAttempts?: number;
+/** How a process runs tasks of one kind: the handler bound to it, its time limit and failure hooks. */
+export type TaskBinding<P = unknown> = {
   /** One run's limit; the signal aborts then and the run counts as a failed attempt. */
   timeoutMs: number;
-  payload: Schema<P>;
   handler(ctx: TaskContext<P>): Promise<void>;
   /**
    * Runs in the transaction that marks a task of this type failed for good, by any path: the
@@ -51,9 +46,11 @@ export type TaskDefinition<P = unknown> = {
 
 export type TaskFailure = { task: TaskRow; error: string };
 
-/** A definition with the defaults filled in, as the runner uses it. */
-export type RegisteredTask = Required<Omit<TaskDefinition, "handler" | "payload" | "onFailed" | "afterFailed">> & {
-  payload: Schema<unknown>;
+/** A kind and its binding, the hooks filled in, as the runner uses it. */
+export type RegisteredTask = {
+  taskType: TaskType;
+  timeoutMs: number;
+  payload: TaskKind["payload"];
   handler(ctx: TaskContext<unknown>): Promise<void>;
   onFailed(tx: DbOrTx, failure: TaskFailure): Promise<void>;
   afterFailed(failure: TaskFailure): Promise<void>;
@@ -61,28 +58,25 @@ export type RegisteredTask = Required<Omit<TaskDefinition, "handler" | "payload"
 
 const nothing = async () => {};
 
-/** Where domains register their handlers; workers only claim the types registered here. */
+/** Where the composition root binds handlers to kinds; workers only claim the types registered here. */
 export class TaskCatalog {
   readonly #entries = new Map<TaskType, RegisteredTask>();
 
-  register<P>(def: TaskDefinition<P>): void {
-    if (this.#entries.has(def.taskType)) throw new Error(`task type ${def.taskType} is already registered`);
-    const defaults = TASK_DEFAULTS[def.taskType];
-    this.#entries.set(def.taskType, {
-      taskType: def.taskType,
-      priority: def.priority ?? defaults.priority,
-      maxAttempts: def.maxAttempts ?? defaults.maxAttempts,
-      timeoutMs: def.timeoutMs,
-      payload: def.payload as Schema<unknown>,
-      // The payload is validated against def.payload before the handler sees it.
-      handler: def.handler as (ctx: TaskContext<unknown>) => Promise<void>,
-      onFailed: def.onFailed ?? nothing,
-      afterFailed: def.afterFailed ?? nothing,
+  register<P>(kind: TaskKind<P>, binding: TaskBinding<P>): void {
+    if (this.#entries.has(kind.taskType)) throw new Error(`task type ${kind.taskType} is already registered`);
+    this.#entries.set(kind.taskType, {
+      taskType: kind.taskType,
+      timeoutMs: binding.timeoutMs,
+      payload: kind.payload,
+      // The payload is validated against kind.payload before the handler sees it.
+      handler: binding.handler as (ctx: TaskContext<unknown>) => Promise<void>,
+      onFailed: binding.onFailed ?? nothing,
+      afterFailed: binding.afterFailed ?? nothing,
     });
   }
 
-  get(taskType: string): RegisteredTask | undefined {
-    return this.#entries.get(taskType as TaskType);
+  get(taskType: TaskType): RegisteredTask | undefined {
+    return this.#entries.get(taskType);
   }
 
   types(): TaskType[] {

@@ -1,15 +1,15 @@
 import { newId } from "../shared/ids.ts";
 import { tasks } from "./tables.ts";
-import { INITIAL_PROGRESS, TASK_DEFAULTS, type DbOrTx, type TaskProgress, type TaskRow, type TaskType } from "./types.ts";
+import { INITIAL_PROGRESS, type DbOrTx, type TaskKind, type TaskProgress, type TaskRow } from "./types.ts";
 
-export type EnqueueInput = {
+export type EnqueueInput<P = unknown> = {
   orgId: string;
-  taskType: TaskType;
   /** The vector table (or organization) the task works on. */
   targetId: string;
-  payload: unknown;
-  /** Lower runs first; defaults to the type's priority (SPEC 2.10). */
+  payload: P;
+  /** Lower runs first; defaults to the kind's priority. */
   priority?: number;
+  /** Defaults to the kind's. */
   maxAttempts?: number;
   /** At most one unfinished task per key; a second enqueue fails with a UNIQUE violation (isUniqueViolation). */
   exclusiveKey?: string;
@@ -27,22 +27,21 @@ export type EnqueueInput = {
  * asked for it commits (e.g. an organization turned `deleting` and its `org_deletion` task).
  * Workers in any process sharing the database pick it up.
  */
-export async function enqueue(db: DbOrTx, input: EnqueueInput): Promise<TaskRow> {
-  const defaults = TASK_DEFAULTS[input.taskType];
+export async function enqueue<P>(db: DbOrTx, kind: TaskKind<P>, input: EnqueueInput<NoInfer<P>>): Promise<TaskRow> {
   const at = (input.now ?? new Date()).toISOString();
   const [row] = await db
     .insert(tasks)
     .values({
       id: newId(),
       orgId: input.orgId,
-      taskType: input.taskType,
+      taskType: kind.taskType,
       targetId: input.targetId,
       status: "pending",
-      priority: input.priority ?? defaults.priority,
+      priority: input.priority ?? kind.priority,
       payload: input.payload ?? {},
       progress: input.progress ?? INITIAL_PROGRESS,
       attempts: 0,
-      maxAttempts: input.maxAttempts ?? defaults.maxAttempts,
+      maxAttempts: input.maxAttempts ?? kind.maxAttempts,
       runAfter: at,
       exclusiveKey: input.exclusiveKey ?? null,
       createdAt: at,

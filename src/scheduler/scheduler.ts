@@ -1,11 +1,11 @@
 import type { Db } from "../db/client.ts";
 import type { Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
-import { TaskCatalog, type TaskDefinition } from "./catalog.ts";
+import { TaskCatalog, type TaskBinding } from "./catalog.ts";
 import { CronJobs } from "./cron.ts";
 import { enqueue, type EnqueueInput } from "./enqueue.ts";
 import { TaskRunner, type RunnerOptions } from "./runner.ts";
-import type { DbOrTx, TaskRow } from "./types.ts";
+import type { DbOrTx, TaskKind, TaskRow } from "./types.ts";
 
 /**
  * The in-process scheduler's lifecycle: task workers and periodic jobs, started and stopped
@@ -41,14 +41,15 @@ export class Scheduler {
   }
 }
 
-/** What domains use: register handlers and periodic jobs, queue work. */
+/** What the composition root registers handlers and periodic jobs with, and domains queue work on. */
 export type TaskService = {
-  register<P>(def: TaskDefinition<P>): void;
+  /** Binds a handler to a kind; each kind once. */
+  register<P>(kind: TaskKind<P>, binding: TaskBinding<P>): void;
   /**
-   * Queues a task with the registered type's priority and max attempts unless given. Pass the
+   * Queues a task of the kind with its priority and max attempts unless given. Pass the
    * caller's transaction to make the task part of it.
    */
-  enqueue(db: DbOrTx, input: EnqueueInput): Promise<TaskRow>;
+  enqueue<P>(db: DbOrTx, kind: TaskKind<P>, input: EnqueueInput<NoInfer<P>>): Promise<TaskRow>;
   /** A periodic job on croner, run while the scheduler runs. */
   every(name: string, pattern: string, fn: () => Promise<void> | void): void;
 };
@@ -60,15 +61,9 @@ export function createTaskSystem(db: Db, clock: Clock, logger: Logger, opts: Tas
   const runner = new TaskRunner(db, catalog, clock, logger.child({ component: "scheduler" }), opts);
   const cron = new CronJobs(logger.child({ component: "cron" }));
   const tasks: TaskService = {
-    register: (def) => catalog.register(def),
-    async enqueue(tx, input) {
-      const def = catalog.get(input.taskType);
-      const row = await enqueue(tx, {
-        priority: def?.priority,
-        maxAttempts: def?.maxAttempts,
-        now: clock.now(),
-        ...stripUndefined(input),
-      });
+    register: (kind, binding) => catalog.register(kind, binding),
+    async enqueue(tx, kind, input) {
+      const row = await enqueue(tx, kind, { now: clock.now(), ...stripUndefined(input) });
       // Inside a caller's transaction the row is not visible yet; the next poll finds it then.
       runner.wake();
       return row;

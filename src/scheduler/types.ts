@@ -1,26 +1,30 @@
 import type { ResultSet } from "@libsql/client";
 import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
-import type * as schema from "../db/schema.ts";
+import type { Schema } from "../shared/validate.ts";
 import type { tasks } from "./tables.ts";
 
 /** The database or an open transaction: enqueueing and checkpoints join the caller's transaction. */
-export type DbOrTx = BaseSQLiteDatabase<"async", ResultSet, typeof schema>;
+export type DbOrTx = BaseSQLiteDatabase<"async", ResultSet>;
 
-/** SPEC 2.10: the task types the service knows. */
-export const TASK_TYPES = ["backfill", "rebackfill", "org_deletion"] as const;
-export type TaskType = (typeof TASK_TYPES)[number];
+/** A task's `task_type`. The scheduler knows no domain: the types are the kinds registered with it. */
+export type TaskType = string;
 
 export const TASK_STATUSES = ["pending", "running", "completed", "failed"] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 
 /**
- * Defaults per type: priority from SPEC 2.10 (lower runs first), max attempts from CONTRACT 8.
- * A catalog entry or an enqueue call may override them.
+ * A task type as its domain declares it (src/domains/tasks/kinds.ts): its name, the defaults of
+ * new tasks (priority: lower runs first; max attempts) and the schema of its payload. Enqueueing
+ * and registering both name the kind, so a payload cannot drift from what its handler validates.
  */
-export const TASK_DEFAULTS: Record<TaskType, { priority: number; maxAttempts: number }> = {
-  backfill: { priority: 3, maxAttempts: 3 },
-  rebackfill: { priority: 3, maxAttempts: 3 },
-  org_deletion: { priority: 7, maxAttempts: 5 },
+export type TaskKind<P = unknown> = {
+  readonly taskType: TaskType;
+  /** Default priority of new tasks; an enqueue call may override it. */
+  readonly priority: number;
+  /** Default max attempts of new tasks; an enqueue call may override it. */
+  readonly maxAttempts: number;
+  /** Validated before the handler sees the payload. */
+  readonly payload: Schema<P>;
 };
 
 /**

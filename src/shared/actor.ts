@@ -21,3 +21,11 @@ export type Actor = UserActor | KeyActor;
 
 /** Which credential a route takes; the other scheme is refused with 401 (CONTRACT 3). */
 export type AuthScheme = "none" | "jwt" | "api_key";
+
+/**
+ * Turns a bearer token into an Actor for one scheme. The transport calls it (http/auth.ts,
+ * rpc/init.ts); the auth domain provides the real one (domains/auth/authenticator.ts).
+ */
+export interface Authenticator {
+  resolve(scheme: Exclude<AuthScheme, "none">, token: string): Promise<Actor>;
+}

@@ -1,6 +1,7 @@
 // Two organizations with a bit of everything, for the authorization tests. Later issues add their
 // resources (connections, vector tables, tasks…) here and their routes to the tables that use it.
 import { enqueue } from "../../src/scheduler/enqueue.ts";
+import { BACKFILL } from "../../src/domains/tasks/kinds.ts";
 import { insertVectorTable } from "../../src/domains/vector-tables/repo.ts";
 import { collectionName } from "../../src/domains/vector-tables/render.ts";
 import { newId } from "../../src/shared/ids.ts";
@@ -60,7 +61,7 @@ async function tenant(app: TestApp): Promise<Tenant> {
   const inv = await json(await app.request("POST", `/v1/organizations/${org.id}/invitations`, { headers: org.owner.jwt, body: { email: `pending-${org.id}@example.com`, role: "member" } }));
   const keys = (await json(await app.request("GET", "/v1/api-keys", { headers: org.owner.key }))).data as { id: string; created_by: string }[];
   const ownerKeyId = keys.find((k) => k.created_by === org.owner.user.userId)!.id;
-  const task = await enqueue(app.services.database.db, { orgId: org.id, taskType: "backfill", targetId: `vt-of-${org.id}`, payload: {}, now: app.services.clock.now() });
+  const task = await enqueue<unknown>(app.services.database.db, BACKFILL, { orgId: org.id, targetId: `vt-of-${org.id}`, payload: {}, now: app.services.clock.now() });
   const vectorTableId = await worldVectorTable(app, org.id, env.id, connection.id, provider.id);
   return { ...org, admin, member, readOnly, keyId: key.api_key.id, ownerKeyId, environmentId: env.id, providerId: provider.id, connectionId: connection.id, invitationId: inv.id, taskId: task.id, vectorTableId };
 }

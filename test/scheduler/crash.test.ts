@@ -7,7 +7,7 @@ import { TaskCatalog } from "../../src/scheduler/catalog.ts";
 import { enqueue } from "../../src/scheduler/enqueue.ts";
 import type { TaskProgress } from "../../src/scheduler/types.ts";
 import { BUN, eventually } from "../harness.ts";
-import { CRASH_ROWS_DDL, registerCheckpointing } from "./fixtures/checkpointing-handler.ts";
+import { CRASH_FILL, CRASH_ROWS_DDL, registerCheckpointing } from "./fixtures/checkpointing-handler.ts";
 import { queueWorld, runnerFor, taskRow } from "./helpers.ts";
 
 // Starts processes or databases: slower than bun's 5 s default on a loaded 2-core machine.
@@ -20,7 +20,7 @@ describe("crash", () => {
   test("a worker killed with SIGKILL mid-task is resumed from its checkpoint by another worker", async () => {
     await using world = await queueWorld();
     await world.database.client.execute(CRASH_ROWS_DDL);
-    const task = await enqueue(world.database.db, { orgId: "org1", taskType: "backfill", targetId: "vt1", payload: { rows: ROWS } });
+    const task = await enqueue(world.database.db, CRASH_FILL, { orgId: "org1", targetId: "vt1", payload: { rows: ROWS } });
 
     const child = Bun.spawn([BUN, join(import.meta.dir, "fixtures/worker-process.ts"), world.url, String(LEASE_MS)], { stdout: "ignore", stderr: "pipe" });
     try {

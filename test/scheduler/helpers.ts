@@ -1,4 +1,5 @@
 // A fresh migrated database file and runners over it, for the scheduler's own tests.
+import { type } from "arktype";
 import { eq } from "drizzle-orm";
 import { join } from "node:path";
 import { openDatabase, type Database } from "../../src/db/client.ts";
@@ -10,7 +11,17 @@ import type { TaskProgress } from "../../src/scheduler/types.ts";
 import { tasks } from "../../src/scheduler/tables.ts";
 import { systemClock } from "../../src/shared/clock.ts";
 import { createLogger } from "../../src/shared/log.ts";
+import { BACKFILL, ORG_DELETION, REBACKFILL } from "../../src/domains/tasks/kinds.ts";
 import { tempDir, type TempDir } from "../harness.ts";
+
+/**
+ * Task kinds for the scheduler's own tests: the service's names and defaults (backfill 3/3,
+ * org_deletion 7/5), with a payload of their own.
+ */
+export const Payload = type({ n: "number" });
+export const FILL = { ...BACKFILL, payload: Payload };
+export const REFILL = { ...REBACKFILL, payload: Payload };
+export const DELETION = { ...ORG_DELETION, payload: Payload };
 
 /** Small numbers so retries and lease expiry happen within a test. */
 export const FAST: Partial<RunnerOptions> = { pollMs: 10, leaseMs: 2_000, backoff: { baseMs: 5, capMs: 20 }, graceMs: 500 };

@@ -2,16 +2,14 @@
 // made no progress; the failed-for-good hook runs in the transaction that fails the task, by every
 // path; ctx.complete(tx) commits the task's completion with the handler's own write.
 import { describe, expect, test } from "bun:test";
-import { type } from "arktype";
 import { sql } from "drizzle-orm";
 import { TaskCatalog, type TaskFailure } from "../../src/scheduler/catalog.ts";
 import { enqueue } from "../../src/scheduler/enqueue.ts";
 import type { DbOrTx } from "../../src/scheduler/types.ts";
 import { eventually } from "../harness.ts";
-import { deadRun, queueWorld, runnerFor, taskRow, type QueueWorld } from "./helpers.ts";
+import { deadRun, FILL, queueWorld, runnerFor, taskRow, type QueueWorld } from "./helpers.ts";
 
-const Payload = type({ n: "number" });
-const base = { orgId: "org1", targetId: "t1", taskType: "backfill" as const, payload: { n: 1 } };
+const base = { orgId: "org1", targetId: "t1", payload: { n: 1 } };
 const at = (rows: number) => ({ last_processed_pk: String(rows), rows_processed: rows });
 
 /** A side table the hooks write, to check they share the failing transaction. */
@@ -25,12 +23,12 @@ const failuresOf = async (world: QueueWorld) => (await world.database.client.exe
 describe("happy", () => {
   test("a task whose worker died four times, each run after saving progress, still runs and completes", async () => {
     await using world = await queueWorld();
-    const task = await enqueue(world.database.db, base);
+    const task = await enqueue(world.database.db, FILL, base);
     for (const rows of [100, 200, 300, 400]) await deadRun(world.database, task.id, at(rows));
     expect(await taskRow(world.database, task.id)).toMatchObject({ attempts: 4, stalledRuns: 0, maxAttempts: 3 });
     const resumedFrom: unknown[] = [];
     const catalog = new TaskCatalog();
-    catalog.register({ taskType: "backfill", timeoutMs: 5_000, payload: Payload, handler: async ({ progress }) => void resumedFrom.push(progress) });
+    catalog.register(FILL, { timeoutMs: 5_000, handler: async ({ progress }) => void resumedFrom.push(progress) });
     await using runner = runnerFor(world.database, catalog);
     runner.start();
     await eventually(async () => (await taskRow(world.database, task.id)).status === "completed");
@@ -40,14 +38,12 @@ describe("happy", () => {
 
   test("a handler that fails after each checkpoint keeps being retried; it fails for good after 3 runs in a row without progress", async () => {
     await using world = await queueWorld();
-    const task = await enqueue(world.database.db, base);
+    const task = await enqueue(world.database.db, FILL, base);
     const onFailed = await failuresTable(world);
     let runs = 0;
     const catalog = new TaskCatalog();
-    catalog.register({
-      taskType: "backfill",
+    catalog.register(FILL, {
       timeoutMs: 5_000,
-      payload: Payload,
       onFailed,
       handler: async ({ progress, checkpoint }) => {
         runs++;
@@ -68,14 +64,12 @@ describe("happy", () => {
     await using world = await queueWorld();
     const db = world.database.db;
     await world.database.client.execute("CREATE TABLE results (n INTEGER)");
-    const first = await enqueue(db, { ...base, payload: { n: 1 } });
-    const second = await enqueue(db, { ...base, payload: { n: 2 }, maxAttempts: 1 });
+    const first = await enqueue(db, FILL, { ...base, payload: { n: 1 } });
+    const second = await enqueue(db, FILL, { ...base, payload: { n: 2 }, maxAttempts: 1 });
     const seen: string[] = [];
     const catalog = new TaskCatalog();
-    catalog.register({
-      taskType: "backfill",
+    catalog.register(FILL, {
       timeoutMs: 5_000,
-      payload: Payload,
       handler: async ({ payload, task, complete }) => {
         await db
           .transaction(async (tx) => {
@@ -101,13 +95,13 @@ describe("happy", () => {
 describe("errors", () => {
   test("runs that die without saving progress: the claim after the third fails the task without running it, with the hook", async () => {
     await using world = await queueWorld();
-    const task = await enqueue(world.database.db, base);
+    const task = await enqueue(world.database.db, FILL, base);
     const onFailed = await failuresTable(world);
     await deadRun(world.database, task.id, at(100)); // progress: does not count
     for (let i = 0; i < 3; i++) await deadRun(world.database, task.id, null);
     let ran = false;
     const catalog = new TaskCatalog();
-    catalog.register({ taskType: "backfill", timeoutMs: 5_000, payload: Payload, onFailed, handler: async () => void (ran = true) });
+    catalog.register(FILL, { timeoutMs: 5_000, onFailed, handler: async () => void (ran = true) });
     await using runner = runnerFor(world.database, catalog);
     runner.start();
     const row = await eventually(async () => ((await taskRow(world.database, task.id)).status === "failed" ? taskRow(world.database, task.id) : null));
@@ -119,13 +113,11 @@ describe("errors", () => {
 
   test("a hook that throws rolls the failure back: the task is not left failed without its hook's write", async () => {
     await using world = await queueWorld();
-    const task = await enqueue(world.database.db, { ...base, maxAttempts: 1 });
+    const task = await enqueue(world.database.db, FILL, { ...base, maxAttempts: 1 });
     let hookCalls = 0;
     const catalog = new TaskCatalog();
-    catalog.register({
-      taskType: "backfill",
+    catalog.register(FILL, {
       timeoutMs: 5_000,
-      payload: Payload,
       onFailed: async () => {
         hookCalls++;
         throw new Error("hook write failed");

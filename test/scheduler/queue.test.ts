@@ -1,5 +1,4 @@
 import { describe, expect, test } from "bun:test";
-import { type } from "arktype";
 import { eq, sql } from "drizzle-orm";
 import { isUniqueViolation } from "../../src/db/executor.ts";
 import { tasks } from "../../src/scheduler/tables.ts";
@@ -8,9 +7,8 @@ import { enqueue } from "../../src/scheduler/enqueue.ts";
 import { claimNext } from "../../src/scheduler/queue.ts";
 import { AppError, DriverError } from "../../src/shared/errors.ts";
 import { createTestApp, eventually } from "../harness.ts";
-import { queueWorld, runnerFor, taskRow } from "./helpers.ts";
+import { DELETION, FILL, REFILL, queueWorld, runnerFor, taskRow } from "./helpers.ts";
 
-const Payload = type({ n: "number" });
 const base = { orgId: "org1", targetId: "t1" };
 
 describe("happy", () => {
@@ -19,14 +17,14 @@ describe("happy", () => {
     const db = world.database.db;
     const t0 = Date.UTC(2026, 0, 1);
     // Enqueued out of order on purpose; created_at decides within a priority.
-    await enqueue(db, { ...base, taskType: "org_deletion", payload: { n: 1 }, now: new Date(t0) }); // priority 7
-    await enqueue(db, { ...base, taskType: "backfill", payload: { n: 2 }, priority: 5, now: new Date(t0 + 2) });
-    await enqueue(db, { ...base, taskType: "backfill", payload: { n: 3 }, now: new Date(t0 + 3) }); // priority 3
-    await enqueue(db, { ...base, taskType: "backfill", payload: { n: 4 }, priority: 5, now: new Date(t0 + 1) });
+    await enqueue(db, DELETION, { ...base, payload: { n: 1 }, now: new Date(t0) }); // priority 7
+    await enqueue(db, FILL, { ...base, payload: { n: 2 }, priority: 5, now: new Date(t0 + 2) });
+    await enqueue(db, FILL, { ...base, payload: { n: 3 }, now: new Date(t0 + 3) }); // priority 3
+    await enqueue(db, FILL, { ...base, payload: { n: 4 }, priority: 5, now: new Date(t0 + 1) });
     const order: number[] = [];
     const catalog = new TaskCatalog();
-    for (const taskType of ["backfill", "org_deletion"] as const) {
-      catalog.register({ taskType, timeoutMs: 5_000, payload: Payload, handler: async ({ payload }) => void order.push(payload.n) });
+    for (const kind of [FILL, DELETION]) {
+      catalog.register(kind, { timeoutMs: 5_000, handler: async ({ payload }) => void order.push(payload.n) });
     }
     await using runner = runnerFor(world.database, catalog, { workers: 1 });
     runner.start();
@@ -36,13 +34,11 @@ describe("happy", () => {
 
   test("success marks the task completed with finished_at; progress from checkpoints is kept", async () => {
     await using world = await queueWorld();
-    const task = await enqueue(world.database.db, { ...base, taskType: "backfill", payload: { n: 3 } });
+    const task = await enqueue(world.database.db, FILL, { ...base, payload: { n: 3 } });
     expect(task).toMatchObject({ status: "pending", priority: 3, maxAttempts: 3, attempts: 0, progress: { last_processed_pk: null, rows_processed: 0 } });
     const catalog = new TaskCatalog();
-    catalog.register({
-      taskType: "backfill",
+    catalog.register(FILL, {
       timeoutMs: 5_000,
-      payload: Payload,
       handler: async ({ payload, checkpoint }) => {
         for (let i = 1; i <= payload.n; i++) await checkpoint({ last_processed_pk: String(i), rows_processed: i });
       },
@@ -56,13 +52,11 @@ describe("happy", () => {
 
   test("a retryable error is retried with back-off and can then succeed", async () => {
     await using world = await queueWorld();
-    const task = await enqueue(world.database.db, { ...base, taskType: "backfill", payload: { n: 0 } });
+    const task = await enqueue(world.database.db, FILL, { ...base, payload: { n: 0 } });
     let runs = 0;
     const catalog = new TaskCatalog();
-    catalog.register({
-      taskType: "backfill",
+    catalog.register(FILL, {
       timeoutMs: 5_000,
-      payload: Payload,
       handler: async () => {
         if (++runs < 3) throw new DriverError("provider answered 503", { retryable: true });
       },
@@ -76,10 +70,10 @@ describe("happy", () => {
 
   test("tasks of types this process has no handler for are left alone", async () => {
     await using world = await queueWorld();
-    const other = await enqueue(world.database.db, { ...base, taskType: "org_deletion", payload: {} });
-    const mine = await enqueue(world.database.db, { ...base, taskType: "backfill", payload: { n: 1 } });
+    const other = await enqueue<unknown>(world.database.db, DELETION, { ...base, payload: {} });
+    const mine = await enqueue(world.database.db, FILL, { ...base, payload: { n: 1 } });
     const catalog = new TaskCatalog();
-    catalog.register({ taskType: "backfill", timeoutMs: 5_000, payload: Payload, handler: async () => {} });
+    catalog.register(FILL, { timeoutMs: 5_000, handler: async () => {} });
     await using runner = runnerFor(world.database, catalog);
     runner.start();
     await eventually(async () => (await taskRow(world.database, mine.id)).status === "completed");
@@ -90,13 +84,11 @@ describe("happy", () => {
 describe("errors", () => {
   test("a handler that keeps failing ends failed after max_attempts with last_error", async () => {
     await using world = await queueWorld();
-    const task = await enqueue(world.database.db, { ...base, taskType: "backfill", payload: { n: 1 } });
+    const task = await enqueue(world.database.db, FILL, { ...base, payload: { n: 1 } });
     let runs = 0;
     const catalog = new TaskCatalog();
-    catalog.register({
-      taskType: "backfill",
+    catalog.register(FILL, {
       timeoutMs: 5_000,
-      payload: Payload,
       handler: async () => {
         runs++;
         throw new Error(`source unreachable (run ${runs})`);
@@ -115,9 +107,9 @@ describe("errors", () => {
     ["a non-retryable DriverError", new DriverError("authentication failed for user", { retryable: false })],
   ])("%s fails the task at once", async (_, error) => {
     await using world = await queueWorld();
-    const task = await enqueue(world.database.db, { ...base, taskType: "org_deletion", payload: { n: 1 } });
+    const task = await enqueue(world.database.db, DELETION, { ...base, payload: { n: 1 } });
     const catalog = new TaskCatalog();
-    catalog.register({ taskType: "org_deletion", timeoutMs: 5_000, payload: Payload, handler: async () => { throw error; } });
+    catalog.register(DELETION, { timeoutMs: 5_000, handler: async () => { throw error; } });
     await using runner = runnerFor(world.database, catalog);
     runner.start();
     const row = await eventually(async () => ((await taskRow(world.database, task.id)).status === "failed" ? taskRow(world.database, task.id) : null));
@@ -126,10 +118,10 @@ describe("errors", () => {
 
   test("a payload that does not match the schema fails without running the handler", async () => {
     await using world = await queueWorld();
-    const task = await enqueue(world.database.db, { ...base, taskType: "backfill", payload: { n: "three" } });
+    const task = await enqueue<unknown>(world.database.db, FILL, { ...base, payload: { n: "three" } });
     let ran = false;
     const catalog = new TaskCatalog();
-    catalog.register({ taskType: "backfill", timeoutMs: 5_000, payload: Payload, handler: async () => void (ran = true) });
+    catalog.register(FILL, { timeoutMs: 5_000, handler: async () => void (ran = true) });
     await using runner = runnerFor(world.database, catalog);
     runner.start();
     const row = await eventually(async () => ((await taskRow(world.database, task.id)).status === "failed" ? taskRow(world.database, task.id) : null));
@@ -139,12 +131,10 @@ describe("errors", () => {
 
   test("a run past its timeout is aborted and counts as a failed attempt", async () => {
     await using world = await queueWorld();
-    const task = await enqueue(world.database.db, { ...base, taskType: "backfill", payload: { n: 1 }, maxAttempts: 2 });
+    const task = await enqueue(world.database.db, FILL, { ...base, payload: { n: 1 }, maxAttempts: 2 });
     const catalog = new TaskCatalog();
-    catalog.register({
-      taskType: "backfill",
+    catalog.register(FILL, {
       timeoutMs: 50,
-      payload: Payload,
       handler: ({ signal }) => new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason))),
     });
     await using runner = runnerFor(world.database, catalog);
@@ -157,12 +147,10 @@ describe("errors", () => {
     await using world = await queueWorld();
     const db = world.database.db;
     await world.database.client.execute("CREATE TABLE side_rows (pk INTEGER PRIMARY KEY)");
-    const task = await enqueue(db, { ...base, taskType: "backfill", payload: { n: 1 }, maxAttempts: 1 });
+    const task = await enqueue(db, FILL, { ...base, payload: { n: 1 }, maxAttempts: 1 });
     const catalog = new TaskCatalog();
-    catalog.register({
-      taskType: "backfill",
+    catalog.register(FILL, {
       timeoutMs: 5_000,
-      payload: Payload,
       handler: async ({ checkpoint }) => {
         await db.transaction(async (tx) => {
           await tx.run(sql`INSERT INTO side_rows (pk) VALUES (1)`);
@@ -183,7 +171,7 @@ describe("leases", () => {
   test("a task whose lease expired is claimed again and resumes from its progress", async () => {
     await using world = await queueWorld();
     const db = world.database.db;
-    const task = await enqueue(db, { ...base, taskType: "backfill", payload: { n: 10 } });
+    const task = await enqueue(db, FILL, { ...base, payload: { n: 10 } });
     // A worker that claims, checkpoints, and then "dies" (never heartbeats again).
     const dead = await claimNext(db, { workerId: "dead-worker", types: ["backfill"], now: new Date(), leaseMs: 100 });
     expect(dead?.id).toBe(task.id);
@@ -191,7 +179,7 @@ describe("leases", () => {
     expect(await claimNext(db, { workerId: "eager", types: ["backfill"], now: new Date(), leaseMs: 100 })).toBeNull();
     const resumedFrom: unknown[] = [];
     const catalog = new TaskCatalog();
-    catalog.register({ taskType: "backfill", timeoutMs: 5_000, payload: Payload, handler: async ({ progress }) => void resumedFrom.push(progress) });
+    catalog.register(FILL, { timeoutMs: 5_000, handler: async ({ progress }) => void resumedFrom.push(progress) });
     await Bun.sleep(120);
     await using runner = runnerFor(world.database, catalog);
     runner.start();
@@ -203,12 +191,12 @@ describe("leases", () => {
   test("a task that died on its last attempt is failed, not run again", async () => {
     await using world = await queueWorld();
     const db = world.database.db;
-    const task = await enqueue(db, { ...base, taskType: "backfill", payload: { n: 1 }, maxAttempts: 1 });
+    const task = await enqueue(db, FILL, { ...base, payload: { n: 1 }, maxAttempts: 1 });
     await claimNext(db, { workerId: "dead-worker", types: ["backfill"], now: new Date(), leaseMs: 1 });
     await Bun.sleep(5);
     let ran = false;
     const catalog = new TaskCatalog();
-    catalog.register({ taskType: "backfill", timeoutMs: 5_000, payload: Payload, handler: async () => void (ran = true) });
+    catalog.register(FILL, { timeoutMs: 5_000, handler: async () => void (ran = true) });
     await using runner = runnerFor(world.database, catalog);
     runner.start();
     const row = await eventually(async () => ((await taskRow(world.database, task.id)).status === "failed" ? taskRow(world.database, task.id) : null));
@@ -221,12 +209,12 @@ describe("exclusive keys", () => {
   test("a second unfinished task with the same key is refused by the database; a finished one frees the key", async () => {
     await using app = await createTestApp();
     const db = app.services.database.db;
-    const first = await enqueue(db, { orgId: "o", taskType: "backfill", targetId: "vt", payload: {}, exclusiveKey: "backfill:vt" });
-    const attempts = await Promise.allSettled(Array.from({ length: 20 }, () => enqueue(db, { orgId: "o", taskType: "rebackfill", targetId: "vt", payload: {}, exclusiveKey: "backfill:vt" })));
+    const first = await enqueue<unknown>(db, FILL, { orgId: "o", targetId: "vt", payload: {}, exclusiveKey: "backfill:vt" });
+    const attempts = await Promise.allSettled(Array.from({ length: 20 }, () => enqueue<unknown>(db, REFILL, { orgId: "o", targetId: "vt", payload: {}, exclusiveKey: "backfill:vt" })));
     expect(attempts.every((a) => a.status === "rejected" && isUniqueViolation(a.reason))).toBe(true);
-    await enqueue(db, { orgId: "o", taskType: "backfill", targetId: "other", payload: {}, exclusiveKey: "backfill:other" });
+    await enqueue<unknown>(db, FILL, { orgId: "o", targetId: "other", payload: {}, exclusiveKey: "backfill:other" });
     await db.update(tasks).set({ status: "completed" }).where(eq(tasks.id, first.id));
-    const again = await enqueue(db, { orgId: "o", taskType: "backfill", targetId: "vt", payload: {}, exclusiveKey: "backfill:vt" });
+    const again = await enqueue<unknown>(db, FILL, { orgId: "o", targetId: "vt", payload: {}, exclusiveKey: "backfill:vt" });
     expect(again.status).toBe("pending");
   });
 });

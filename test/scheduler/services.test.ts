@@ -2,6 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import { type } from "arktype";
 import { eq } from "drizzle-orm";
+import { BACKFILL, ORG_DELETION, REBACKFILL } from "../../src/domains/tasks/kinds.ts";
 import { tasks } from "../../src/scheduler/tables.ts";
 import { createTestApp, eventually } from "../harness.ts";
 
@@ -11,7 +12,7 @@ describe("happy", () => {
     const { tasks: queue, scheduler, database } = app.services;
     // org_deletion is registered by the service itself; deleting an organization that has no
     // records left is a no-op that completes (the handler is idempotent).
-    const row = await database.db.transaction((tx) => queue.enqueue(tx, { orgId: "o1", taskType: "org_deletion", targetId: "o1", payload: { organization_id: "o1" } }));
+    const row = await database.db.transaction((tx) => queue.enqueue(tx, ORG_DELETION, { orgId: "o1", targetId: "o1", payload: { organization_id: "o1" } }));
     expect(row).toMatchObject({ status: "pending", priority: 7, maxAttempts: 5, attempts: 0 });
     expect(scheduler.running).toBe(false);
     expect((await app.request("GET", "/readyz")).status).toBe(503);
@@ -26,12 +27,12 @@ describe("happy", () => {
   test("the service registers every task type with SPEC 2.10's defaults, and an enqueue may override them", async () => {
     await using app = await createTestApp();
     const queue = app.services.tasks;
-    expect(() => queue.register({ taskType: "backfill", timeoutMs: 5_000, payload: type("object"), handler: async () => {} })).toThrow("already registered");
+    expect(() => queue.register({ ...BACKFILL, payload: type("object") }, { timeoutMs: 5_000, handler: async () => {} })).toThrow("already registered");
     const db = app.services.database.db;
-    const backfill = await queue.enqueue(db, { orgId: "o1", taskType: "backfill", targetId: "vt", payload: {} });
-    const rebackfill = await queue.enqueue(db, { orgId: "o1", taskType: "rebackfill", targetId: "vt", payload: {} });
-    const deletion = await queue.enqueue(db, { orgId: "o1", taskType: "org_deletion", targetId: "o1", payload: {} });
-    const given = await queue.enqueue(db, { orgId: "o1", taskType: "backfill", targetId: "vt", payload: {}, priority: 1, maxAttempts: 1 });
+    const backfill = await queue.enqueue<unknown>(db, BACKFILL, { orgId: "o1", targetId: "vt", payload: {} });
+    const rebackfill = await queue.enqueue<unknown>(db, REBACKFILL, { orgId: "o1", targetId: "vt", payload: {} });
+    const deletion = await queue.enqueue<unknown>(db, ORG_DELETION, { orgId: "o1", targetId: "o1", payload: {} });
+    const given = await queue.enqueue<unknown>(db, BACKFILL, { orgId: "o1", targetId: "vt", payload: {}, priority: 1, maxAttempts: 1 });
     expect([backfill, rebackfill, deletion, given].map((t) => [t.priority, t.maxAttempts])).toEqual([[3, 3], [3, 3], [7, 5], [1, 1]]);
   });
 });

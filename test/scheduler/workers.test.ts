@@ -1,13 +1,11 @@
 import { describe, expect, test } from "bun:test";
-import { type } from "arktype";
 import { openDatabase } from "../../src/db/client.ts";
 import { TaskCatalog } from "../../src/scheduler/catalog.ts";
 import { enqueue } from "../../src/scheduler/enqueue.ts";
 import { TaskInterrupted } from "../../src/scheduler/runner.ts";
 import { eventually } from "../harness.ts";
-import { queueWorld, runnerFor, taskRow } from "./helpers.ts";
+import { DELETION, FILL, queueWorld, runnerFor, taskRow } from "./helpers.ts";
 
-const Payload = type({ n: "number" });
 const base = { orgId: "org1", targetId: "t1" };
 
 describe("concurrency", () => {
@@ -15,15 +13,13 @@ describe("concurrency", () => {
     await using world = await queueWorld();
     const second = await openDatabase(world.url);
     const ids = new Set<string>();
-    for (let i = 0; i < 24; i++) ids.add((await enqueue(world.database.db, { ...base, taskType: "backfill", payload: { n: i } })).id);
+    for (let i = 0; i < 24; i++) ids.add((await enqueue(world.database.db, FILL, { ...base, payload: { n: i } })).id);
     const running = new Set<string>();
     const runsOf = new Map<string, number>();
     let overlaps = 0;
     const catalog = new TaskCatalog();
-    catalog.register({
-      taskType: "backfill",
+    catalog.register(FILL, {
       timeoutMs: 5_000,
-      payload: Payload,
       handler: async ({ task }) => {
         if (running.has(task.id)) overlaps++;
         running.add(task.id);
@@ -52,14 +48,12 @@ describe("concurrency", () => {
 describe("shutdown", () => {
   test("stop aborts the handler, keeps its checkpoint, and hands the task back without using an attempt", async () => {
     await using world = await queueWorld();
-    const task = await enqueue(world.database.db, { ...base, taskType: "backfill", payload: { n: 40 } });
+    const task = await enqueue(world.database.db, FILL, { ...base, payload: { n: 40 } });
     const starts: unknown[] = [];
     let reason: unknown = null;
     const catalog = new TaskCatalog();
-    catalog.register({
-      taskType: "backfill",
+    catalog.register(FILL, {
       timeoutMs: 30_000,
-      payload: Payload,
       handler: async ({ payload, progress, checkpoint, signal }) => {
         starts.push(progress);
         for (let i = progress.rows_processed + 1; i <= payload.n; i++) {
@@ -95,10 +89,10 @@ describe("shutdown", () => {
 
   test("a handler that ignores the signal is abandoned after the grace period and its task handed back", async () => {
     await using world = await queueWorld();
-    const task = await enqueue(world.database.db, { ...base, taskType: "org_deletion", payload: { n: 1 } });
+    const task = await enqueue(world.database.db, DELETION, { ...base, payload: { n: 1 } });
     const catalog = new TaskCatalog();
     const { promise: hang, resolve: release } = Promise.withResolvers<void>();
-    catalog.register({ taskType: "org_deletion", timeoutMs: 30_000, payload: Payload, handler: () => hang });
+    catalog.register(DELETION, { timeoutMs: 30_000, handler: () => hang });
     const runner = runnerFor(world.database, catalog, { graceMs: 100 });
     runner.start();
     await eventually(async () => (await taskRow(world.database, task.id)).status === "running");

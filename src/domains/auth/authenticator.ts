@@ -1,7 +1,7 @@
 import { and, eq, isNull } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
-import { unauthorized, type Authenticator } from "../../http/auth.ts";
-import type { Actor, KeyActor, UserActor } from "../../shared/actor.ts";
+import { unauthorized } from "../../http/auth.ts";
+import type { Actor, Authenticator, KeyActor, UserActor } from "../../shared/actor.ts";
 import type { Clock } from "../../shared/clock.ts";
 import { apiKeys } from "../api-keys/tables.ts";
 import { hashApiKey, isWellFormedApiKey, sameHash } from "../api-keys/keys.ts";

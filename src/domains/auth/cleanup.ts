@@ -6,7 +6,7 @@ import { REFRESH_TOKEN_TTL_MS } from "./tokens.ts";
 const RATE_EVENT_RETENTION_MS = 24 * 60 * 60 * 1000;
 
 /**
- * Periodic clean-up (registered on croner by the scheduler): expired codes and refresh tokens,
+ * Periodic clean-up (run on croner, registered in src/wiring.ts): expired codes and refresh tokens,
  * rate events older than any window, and sign-in sessions that can no longer be used.
  */
 export async function cleanupExpiredAuth(services: Services) {

@@ -1,4 +1,4 @@
-import type { Services } from "../../services.ts";
+import { usersOf, type Services } from "../../services.ts";
 import type { KeyActor } from "../../shared/actor.ts";
 import { AppError, DriverError, notFound, validationError } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
@@ -6,16 +6,12 @@ import type { Page, PageQuery } from "../../shared/pagination.ts";
 import { requireWriteAccess } from "../../shared/authz.ts";
 import { isUniqueViolation } from "../../db/executor.ts";
 import { hostPolicy } from "../../drivers/sources/host-guard.ts";
-import { openSource } from "../../drivers/sources/index.ts";
+import { openSource } from "./sources.ts";
 import type { SourceConnector } from "../../drivers/sources/types.ts";
 import { listNarrowedByEnvironment, resolveEnvironment } from "../environments/service.ts";
-import { registerEnvironmentUsageCheck } from "../environments/usage.ts";
-import { registerOrganizationCleaner } from "../organizations/deletion.ts";
 import { openCredentials, sealCredentials, secretsOf, validateCredentials } from "./credentials.ts";
 import {
-  countEnvironmentConnections,
   deleteConnectionRow,
-  deleteOrganizationConnections,
   findConnection,
   findConnectionByName,
   insertConnection,
@@ -26,7 +22,6 @@ import {
   type ConnectionRow,
 } from "./repo.ts";
 import { CONNECTION_PROVIDERS, type Connection, type ConnectionProvider, type CreateConnection, type TestResult, type UpdateConnection } from "./schemas.ts";
-import { connectionUsage } from "./usage.ts";
 
 /** The answer shape (SPEC 2.8): written by hand so the sealed credentials can never leak into it. */
 export function presentConnection(row: ConnectionRow): Connection {
@@ -132,7 +127,7 @@ export async function updateConnection(services: Services, actor: KeyActor, id: 
 export async function deleteConnection(services: Services, actor: KeyActor, id: string): Promise<void> {
   requireWriteAccess(actor);
   const row = await connectionOf(services, actor.orgId, id);
-  const users = await connectionUsage(services, actor.orgId, row.id);
+  const users = await usersOf(services.dependents.connection, actor.orgId, row.id);
   if (users.length > 0) {
     throw new AppError("in_use", `The connection is still used by ${users.join(" and ")}; delete them first`, { details: { used_by: users } });
   }
@@ -172,11 +167,3 @@ export async function testConnection(services: Services, actor: KeyActor, id: st
   await recordTestResult(services.database.db, row, result.status, services.clock.now().toISOString());
   return result;
 }
-
-// Module-load registrations: environments refuse deletion while connections live in them, and an
-// organization's deletion removes its connections (nothing outside our database to clean).
-registerEnvironmentUsageCheck({
-  resource: "connections",
-  count: (services, orgId, environmentId) => countEnvironmentConnections(services.database.db, orgId, environmentId),
-});
-registerOrganizationCleaner({ name: "connections", records: deleteOrganizationConnections });

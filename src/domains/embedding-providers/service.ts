@@ -1,4 +1,4 @@
-import type { Services } from "../../services.ts";
+import { usersOf, type Services } from "../../services.ts";
 import type { KeyActor } from "../../shared/actor.ts";
 import { requireWriteAccess } from "../../shared/authz.ts";
 import { AppError, notFound, validationError } from "../../shared/errors.ts";
@@ -7,21 +7,14 @@ import type { Page, PageQuery } from "../../shared/pagination.ts";
 import { isUniqueViolation } from "../../db/executor.ts";
 import { modelsOf } from "../../drivers/embeddings/index.ts";
 import { listNarrowedByEnvironment, resolveEnvironment } from "../environments/service.ts";
-import { registerEnvironmentUsageCheck } from "../environments/usage.ts";
-import { registerOrganizationCleaner } from "../organizations/deletion.ts";
 import { credentialProblems, normalizeBaseUrl, type CredentialFields } from "./checks.ts";
 import {
-  countProvidersInEnvironment, deleteOrganizationProviders, deleteProviderRow, findProvider, findProviderByName,
-  insertProvider, pageProviders, updateProviderRow, type ProviderPatch, type ProviderRow,
+  deleteProviderRow, findProvider, findProviderByName, insertProvider, pageProviders, updateProviderRow, type ProviderPatch, type ProviderRow,
 } from "./repo.ts";
 import type { CreateEmbeddingProvider, EmbeddingProvider, ModelList, UpdateEmbeddingProvider } from "./schemas.ts";
-import { providerUsage } from "./usage.ts";
 
 /** The purpose bound to every sealed provider key (a ciphertext moved elsewhere will not open). */
 export const API_KEY_PURPOSE = "embedding_provider.api_key";
-
-registerEnvironmentUsageCheck({ resource: "embedding providers", count: (s, orgId, envId) => countProvidersInEnvironment(s.database.db, orgId, envId) });
-registerOrganizationCleaner({ name: "embedding-providers", records: deleteOrganizationProviders });
 
 /** The answer shape (SPEC 2.7): never the key, sealed or not. */
 export function presentProvider(row: ProviderRow): EmbeddingProvider {
@@ -124,7 +117,7 @@ export async function updateEmbeddingProvider(services: Services, actor: KeyActo
 export async function deleteEmbeddingProvider(services: Services, actor: KeyActor, id: string): Promise<void> {
   requireWriteAccess(actor);
   const row = await providerRowOf(services, actor.orgId, id);
-  const users = await providerUsage(services, actor.orgId, row.id);
+  const users = await usersOf(services.dependents.embeddingProvider, actor.orgId, row.id);
   if (users.length > 0) {
     throw new AppError("in_use", `The embedding provider is used by ${users.join(" and ")}; delete or change them first`, { details: { used_by: users } });
   }

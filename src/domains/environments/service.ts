@@ -1,4 +1,4 @@
-import type { Services } from "../../services.ts";
+import { usersOf, type Services } from "../../services.ts";
 import type { KeyActor } from "../../shared/actor.ts";
 import { AppError, notFound } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
@@ -7,7 +7,6 @@ import { requireWriteAccess } from "../../shared/authz.ts";
 import { isUniqueViolation, type Executor } from "../../db/executor.ts";
 import { deleteEnvironmentRow, findEnvironment, findEnvironmentByName, insertEnvironment, pageEnvironments, type EnvironmentRow } from "./repo.ts";
 import { PROD_ENVIRONMENT, type CreateEnvironment, type Environment } from "./schemas.ts";
-import { environmentUsage } from "./usage.ts";
 
 export function presentEnvironment(row: EnvironmentRow): Environment {
   return { id: row.id, org_id: row.orgId, name: row.name, created_at: row.createdAt };
@@ -59,7 +58,7 @@ export async function deleteEnvironment(services: Services, actor: KeyActor, id:
   requireWriteAccess(actor);
   const env = await environmentOf(services, actor.orgId, id);
   if (env.name === PROD_ENVIRONMENT) throw new AppError("environment_protected", "The prod environment cannot be deleted");
-  const attached = await environmentUsage(services, actor.orgId, env.id);
+  const attached = await usersOf(services.dependents.environment, actor.orgId, env.id);
   if (attached.length > 0) {
     throw new AppError("in_use", `The environment still has ${attached.join(" and ")} attached; delete them first`, { details: { attached } });
   }

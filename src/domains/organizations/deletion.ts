@@ -1,40 +1,24 @@
 import { and, eq, ne } from "drizzle-orm";
 import type { Services } from "../../services.ts";
 import { tasks } from "../../scheduler/tables.ts";
-import type { Executor } from "../../db/executor.ts";
 import { deleteOrganizationApiKeys } from "../api-keys/repo.ts";
 import { deleteOrganizationEnvironments } from "../environments/repo.ts";
 import { deleteOrganizationInvitations, deleteOrganizationMembers, deleteOrganizationRow } from "./repo.ts";
 
 // The `org_deletion` task (SPEC 3.2): external resources first (vector-store collections,
 // platform tables), then the database records, then the organization itself. Every step is
-// idempotent, so a task retried after a crash — or run twice — simply finds less to do.
-
-/**
- * What a domain contributes to deleting an organization. Domains that come later (vector tables,
- * connections, embedding providers) register one at module load; this file never imports them.
- */
-export type OrganizationCleaner = {
-  name: string;
-  /** Removes resources outside our database (must tolerate their being gone already). */
-  external?(services: Services, orgId: string): Promise<void>;
-  /** Deletes the domain's rows for the organization, inside the records transaction. */
-  records?(tx: Executor, orgId: string): Promise<void>;
-};
-
-const cleaners: OrganizationCleaner[] = [];
-
-export function registerOrganizationCleaner(cleaner: OrganizationCleaner): void {
-  if (!cleaners.some((c) => c.name === cleaner.name)) cleaners.push(cleaner);
-}
+// idempotent, so a task retried after a crash — or run twice — simply finds less to do. What the
+// domains that come later (embedding providers, connections, vector tables) remove is listed in
+// src/wiring.ts (services.dependents.organization); this file never imports them.
 
 /**
  * Deletes everything of the organization. `runningTaskId` is the org_deletion task executing
  * this: its own row stays so the scheduler can mark it completed.
  */
 export async function deleteOrganizationData(services: Services, orgId: string, opts: { runningTaskId?: string } = {}): Promise<void> {
+  const cleaners = services.dependents.organization;
   for (const cleaner of cleaners) {
-    if (cleaner.external) await cleaner.external(services, orgId);
+    if (cleaner.external) await cleaner.external(orgId);
   }
   await services.database.db.transaction(async (tx) => {
     for (const cleaner of cleaners) {

@@ -3,6 +3,7 @@ import type { UserActor } from "../../shared/actor.ts";
 import { AppError } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
 import { enqueue } from "../../scheduler/enqueue.ts";
+import { ORG_DELETION } from "../tasks/kinds.ts";
 import { isUniqueViolation } from "../../db/executor.ts";
 import { revokeOrganizationApiKeys } from "../api-keys/repo.ts";
 import { issueApiKey } from "../api-keys/service.ts";
@@ -63,7 +64,7 @@ export async function deleteOrganization(services: Services, actor: UserActor, o
   const taskId = await db.transaction(async (tx) => {
     if (!(await markOrganizationDeleting(tx, orgId))) throw deleting();
     await revokeOrganizationApiKeys(tx, orgId, now.toISOString());
-    const task = await enqueue(tx, { orgId, taskType: "org_deletion", targetId: orgId, payload: { organization_id: orgId }, priority: 7, maxAttempts: 5, now });
+    const task = await enqueue(tx, ORG_DELETION, { orgId, targetId: orgId, payload: { organization_id: orgId }, now });
     return task.id;
   });
   services.logger.info({ org_id: orgId, task_id: taskId }, "organization deletion requested");

@@ -3,7 +3,7 @@
 import { eq } from "drizzle-orm";
 import type { Services } from "../../services.ts";
 import type { EmbeddingProvider } from "../../drivers/embeddings/index.ts";
-import { openSource } from "../../drivers/sources/index.ts";
+import { openSource } from "../connections/sources.ts";
 import type { CdcTarget, SourceConnector } from "../../drivers/sources/types.ts";
 import type { GenerationSpec } from "../../drivers/vector-store/index.ts";
 import { DriverError } from "../../shared/errors.ts";

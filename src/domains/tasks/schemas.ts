@@ -1,5 +1,6 @@
 import { type } from "arktype";
-import { TASK_STATUSES, TASK_TYPES } from "../../scheduler/types.ts";
+import { TASK_STATUSES } from "../../scheduler/types.ts";
+import { TASK_TYPES } from "./kinds.ts";
 
 const TaskTypeName = type.enumerated(...TASK_TYPES);
 const TaskStatusName = type.enumerated(...TASK_STATUSES);

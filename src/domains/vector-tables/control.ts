@@ -13,6 +13,7 @@ import { vectorTableOf } from "./service.ts";
 import { SYNC_STATUSES } from "./schemas.ts";
 import type { VectorTableRow } from "./tables.ts";
 import { backfillKey, type BackfillPayload } from "./update.ts";
+import { BACKFILL } from "../tasks/kinds.ts";
 
 const backfillRunning = () => new AppError("backfill_running", "A backfill or rebackfill of this vector table is already pending or running");
 
@@ -32,7 +33,7 @@ export async function startBackfill(services: Services, actor: KeyActor, id: str
   try {
     await services.database.db.transaction(async (tx) => {
       const progress = await resumeFrom(tx, row);
-      await services.tasks.enqueue(tx, { orgId: row.orgId, taskType: "backfill", targetId: row.id, payload, exclusiveKey: backfillKey(row.id), progress });
+      await services.tasks.enqueue(tx, BACKFILL, { orgId: row.orgId, targetId: row.id, payload, exclusiveKey: backfillKey(row.id), progress });
       await updateVectorTableRow(tx, row.orgId, row.id, { syncStatus: "backfilling", updatedAt: now });
     });
   } catch (err) {

@@ -9,18 +9,14 @@ import { connectionOf } from "../connections/service.ts";
 import type { ConnectionRow } from "../connections/repo.ts";
 import { providerRowOf } from "../embedding-providers/service.ts";
 import { listNarrowedByEnvironment, resolveEnvironment } from "../environments/service.ts";
-import { registerEnvironmentUsageCheck } from "../environments/usage.ts";
-import { registerConnectionUsageCheck } from "../connections/usage.ts";
-import { registerProviderUsageCheck } from "../embedding-providers/usage.ts";
-import { registerOrganizationCleaner } from "../organizations/deletion.ts";
 import { VectorStoreError, type GenerationSpec } from "../../drivers/vector-store/index.ts";
 import { builtInModelProblems, columnProblems, isNumericType, modelProblems, sourceColumn, sourceProblems } from "./checks.ts";
 import { normalizeColumns, presentVectorTable } from "./present.ts";
-import { countVectorTablesBy, deleteOrganizationVectorTables, deleteVectorTableRow, failActiveTasksOf, findVectorTable, findVectorTableByName, insertVectorTable, organizationVectorTables, pageVectorTables, type VectorTableRow } from "./repo.ts";
+import { deleteVectorTableRow, failActiveTasksOf, findVectorTable, findVectorTableByName, insertVectorTable, pageVectorTables, type VectorTableRow } from "./repo.ts";
 import { collectionName, metadataColumns } from "./render.ts";
 import type { CreateVectorTable, SourceSchema, VectorTable } from "./schemas.ts";
 import { readSourceSchema } from "./source-schema.ts";
-import { vectorTables, type ColumnConfig } from "./tables.ts";
+import type { ColumnConfig } from "./tables.ts";
 import { stopSyncFor } from "../sync/lifecycle.ts";
 
 export const nameTaken = (name: string) => new AppError("name_taken", `A vector table named "${name}" already exists in this organization`);
@@ -199,20 +195,3 @@ export async function dropCollectionOf(services: Services, row: VectorTableRow):
     if (!(err instanceof VectorStoreError && err.code === "collection_not_found")) throw err;
   }
 }
-
-// Module-load registrations: environments, connections and providers refuse deletion while a
-// vector table uses them (409 in_use); an organization's deletion stops and drops its tables'
-// external resources first, then their rows (its tasks are deleted by the organization's task).
-registerEnvironmentUsageCheck({ resource: "vector tables", count: (s, orgId, id) => countVectorTablesBy(s.database.db, orgId, vectorTables.environmentId, id) });
-registerConnectionUsageCheck({ resource: "vector tables", count: (s, orgId, id) => countVectorTablesBy(s.database.db, orgId, vectorTables.connectionId, id) });
-registerProviderUsageCheck({ resource: "vector tables", count: (s, orgId, id) => countVectorTablesBy(s.database.db, orgId, vectorTables.embeddingProviderId, id) });
-registerOrganizationCleaner({
-  name: "vector-tables",
-  async external(services, orgId) {
-    for (const row of await organizationVectorTables(services.database.db, orgId)) {
-      await stopSyncFor(services, row);
-      await dropCollectionOf(services, row);
-    }
-  },
-  records: deleteOrganizationVectorTables,
-});

@@ -2,7 +2,7 @@
 // wrong is the caller's to fix: an unknown table is 400 naming the field, a source that does not
 // answer is 502 `source_error` with the source's own words (CONTRACT 3, 6).
 import type { Services } from "../../services.ts";
-import { openSource } from "../../drivers/sources/index.ts";
+import { openSource } from "../connections/sources.ts";
 import { SourceObjectNotFoundError, type SourceColumn, type SourceConnector } from "../../drivers/sources/types.ts";
 import { AppError, DriverError, validationError } from "../../shared/errors.ts";
 import { openCredentials, secretsOf } from "../connections/credentials.ts";

@@ -10,6 +10,7 @@ import { bumpConfigVersion, findVectorTableByName, updateVectorTableRow, type Ve
 import type { UpdateVectorTable, VectorTable } from "./schemas.ts";
 import { embeddingChoiceProblems, foldsCase, guardName, nameTaken, throwIfProblems, vectorTableOf } from "./service.ts";
 import { readSourceSchema } from "./source-schema.ts";
+import { REBACKFILL } from "../tasks/kinds.ts";
 
 /** The task payload both engine task types take (issue 7 design). */
 export type BackfillPayload = { vector_table_id: string; config_version: number };
@@ -25,7 +26,7 @@ export const backfillKey = (vectorTableId: string) => `backfill:${vectorTableId}
 async function enqueueRebackfill(services: Services, tx: DbOrTx, row: VectorTableRow, configVersion: number): Promise<void> {
   const payload: BackfillPayload = { vector_table_id: row.id, config_version: configVersion };
   try {
-    await services.tasks.enqueue(tx, { orgId: row.orgId, taskType: "rebackfill", targetId: row.id, payload, exclusiveKey: backfillKey(row.id) });
+    await services.tasks.enqueue(tx, REBACKFILL, { orgId: row.orgId, targetId: row.id, payload, exclusiveKey: backfillKey(row.id) });
   } catch (err) {
     // SQLite undoes only the failed statement; the surrounding transaction goes on.
     if (!isUniqueViolation(err)) throw err;

@@ -1,6 +1,5 @@
 // Builds the driver for a provider. Base URL: the provider's `base_url` option, else the
 // VECSYNC_EMB_*_URL setting (CONTRACT 1), else the provider's public endpoint.
-import type { Config } from "../../config.ts";
 import type { ProviderName } from "./catalog.ts";
 import { EMB_A_DEFAULT_BASE, embAWire } from "./emb-a.ts";
 import { EMB_B_DEFAULT_BASE, embBWire } from "./emb-b.ts";
@@ -29,12 +28,15 @@ export const DEFAULT_TUNING: Omit<HostedTuning, "rateLimits"> = {
   retry: { maxAttempts: 6, baseDelayMs: 500, maxDelayMs: 30_000 },
 };
 
+/** The operator's endpoint per hosted provider (VECSYNC_EMB_*_URL); null = the provider's own. */
+export type EmbeddingUrls = { embUrls: Record<Exclude<ProviderName, "local">, string | null> };
+
 export type ProviderSettings = {
   provider: ProviderName;
   /** Not needed for `local`. */
   apiKey?: string;
   baseUrl?: string | null;
-  config?: Pick<Config, "embUrls">;
+  config?: EmbeddingUrls;
   tuning?: Partial<HostedTuning>;
 };
 

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { registerConnectionUsageCheck } from "../../../src/domains/connections/usage.ts";
 import { deleteOrganizationData } from "../../../src/domains/organizations/deletion.ts";
 import { FakeClock } from "../../../src/shared/clock.ts";
 import { createTestApp, type TestApp } from "../../harness.ts";
 import { newOrganization, readOnlyKey, json, type TestOrg } from "../../helpers/organizations.ts";
+import { addDependent } from "../../helpers/dependents.ts";
 import { newConnection, relationalCredentials, SECRET_PASSWORD, warehouseCredentials } from "./helpers.ts";
 
 const clock = new FakeClock(new Date("2030-01-01T00:00:00Z"));
@@ -12,17 +12,16 @@ let org: TestOrg;
 beforeAll(async () => {
   app = await createTestApp({ clock });
   org = await newOrganization(app);
+  // A stand-in for the vector-tables domain: connections named `busy-*` are used by one table.
+  addDependent(app.services, "connection", {
+    resource: "test-tables",
+    count: async (orgId, connectionId) => {
+      const res = await app.services.database.client.execute({ sql: "SELECT name FROM connections WHERE org_id = ? AND id = ?", args: [orgId, connectionId] });
+      return String(res.rows[0]?.name ?? "").startsWith("busy-") ? 1 : 0;
+    },
+  });
 });
 afterAll(() => app[Symbol.asyncDispose]());
-
-// A stand-in for the vector-tables domain: connections named `busy-*` are used by one table.
-registerConnectionUsageCheck({
-  resource: "test-tables",
-  count: async (services, orgId, connectionId) => {
-    const res = await services.database.client.execute({ sql: "SELECT name FROM connections WHERE org_id = ? AND id = ?", args: [orgId, connectionId] });
-    return String(res.rows[0]?.name ?? "").startsWith("busy-") ? 1 : 0;
-  },
-});
 
 const put = (id: string, body: unknown, headers: Record<string, string> = org.owner.key) => app.request("PUT", `/v1/connections/${id}`, { headers, body });
 const setStatus = (id: string, status: string) =>

@@ -1,20 +1,20 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { embeddingProviders } from "../../../src/db/schema.ts";
-import { registerProviderUsageCheck } from "../../../src/domains/embedding-providers/usage.ts";
+import { embeddingProviders } from "../../../src/domains/embedding-providers/tables.ts";
 import { deleteOrganizationData } from "../../../src/domains/organizations/deletion.ts";
 import { createTestApp, type TestApp } from "../../harness.ts";
 import { newOrganization, readOnlyKey, json, type Bearer, type TestOrg } from "../../helpers/organizations.ts";
+import { addDependent } from "../../helpers/dependents.ts";
 
-// Stands in for vector tables until they exist: providers in this set count as used.
+// A stand-in user of providers: those in this set count as used.
 const usedProviders = new Set<string>();
-registerProviderUsageCheck({ resource: "test widgets", count: async (_, __, providerId) => (usedProviders.has(providerId) ? 1 : 0) });
 
 let app: TestApp;
 let org: TestOrg;
 let ro: Bearer;
 beforeAll(async () => {
   app = await createTestApp();
+  addDependent(app.services, "embeddingProvider", { resource: "test widgets", count: async (_, providerId) => (usedProviders.has(providerId) ? 1 : 0) });
   org = await newOrganization(app);
   ro = await readOnlyKey(app, org.owner);
 });

@@ -1,25 +1,24 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { registerEnvironmentUsageCheck } from "../../../src/domains/environments/usage.ts";
 import { createTestApp, type TestApp } from "../../harness.ts";
 import { newOrganization, readOnlyKey, type TestOrg, json } from "../../helpers/organizations.ts";
+import { addDependent } from "../../helpers/dependents.ts";
 
 let app: TestApp;
 beforeAll(async () => {
   app = await createTestApp();
+  // A stand-in for a later domain (connections, vector tables): environments named `busy-*` hold one.
+  addDependent(app.services, "environment", {
+    resource: "test-widgets",
+    count: async (orgId, environmentId) => {
+      const res = await app.services.database.client.execute({ sql: "SELECT name FROM environments WHERE org_id = ? AND id = ?", args: [orgId, environmentId] });
+      return String(res.rows[0]?.name ?? "").startsWith("busy-") ? 1 : 0;
+    },
+  });
 });
 afterAll(() => app[Symbol.asyncDispose]());
 
 const createEnv = async (org: TestOrg, name: string) => (await json(await app.request("POST", "/v1/environments", { headers: org.owner.key, body: { name } }))) as { id: string };
 const prodOf = async (org: TestOrg) => ((await json(await app.request("GET", "/v1/environments", { headers: org.owner.key }))).data as { id: string; name: string }[]).find((e) => e.name === "prod")!;
-
-// A stand-in for a later domain (connections, vector tables): environments named `busy-*` hold one.
-registerEnvironmentUsageCheck({
-  resource: "test-widgets",
-  count: async (services, orgId, environmentId) => {
-    const res = await services.database.client.execute({ sql: "SELECT name FROM environments WHERE org_id = ? AND id = ?", args: [orgId, environmentId] });
-    return String(res.rows[0]?.name ?? "").startsWith("busy-") ? 1 : 0;
-  },
-});
 
 describe("happy", () => {
   test("GET answers the environment", async () => {

@@ -2,8 +2,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { createTestApp, type TestApp } from "../../harness.ts";
 import { tasks } from "../../../src/scheduler/tables.ts";
-import { deleteOrganizationData, registerOrganizationCleaner } from "../../../src/domains/organizations/deletion.ts";
+import { deleteOrganizationData } from "../../../src/domains/organizations/deletion.ts";
 import { addMember, newOrganization, json } from "../../helpers/organizations.ts";
+import { addDependent } from "../../helpers/dependents.ts";
 
 let app: TestApp;
 beforeAll(async () => {
@@ -48,9 +49,9 @@ describe("happy", () => {
 
   test("registered cleaners run: external resources before records", async () => {
     const order: string[] = [];
-    registerOrganizationCleaner({
+    addDependent(app.services, "organization", {
       name: "test-cleaner",
-      external: async (_, orgId) => void order.push(`external:${orgId}`),
+      external: async (orgId) => void order.push(`external:${orgId}`),
       records: async (_, orgId) => void order.push(`records:${orgId}`),
     });
     const org = await newOrganization(app);
@@ -60,9 +61,9 @@ describe("happy", () => {
 
   test("a failing external cleaner leaves the records in place for the retry", async () => {
     const org = await newOrganization(app);
-    registerOrganizationCleaner({
+    addDependent(app.services, "organization", {
       name: "failing-cleaner",
-      external: async (_, orgId) => {
+      external: async (orgId) => {
         if (orgId === org.id) throw new Error("vector store unavailable");
       },
     });

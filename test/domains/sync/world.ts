@@ -12,6 +12,7 @@ import { vectorTables, type ColumnConfig, type VectorTableRow } from "../../../s
 import type { Services } from "../../../src/services.ts";
 import { newId } from "../../../src/shared/ids.ts";
 import { tasks } from "../../../src/scheduler/tables.ts";
+import { BACKFILL, REBACKFILL } from "../../../src/domains/tasks/kinds.ts";
 import { openDatabase } from "../../../src/db/client.ts";
 import { openVectorStore } from "../../../src/services.ts";
 import { createLogger } from "../../../src/shared/log.ts";
@@ -135,7 +136,7 @@ export async function enqueueFill(w: World, table: VectorTableRow, taskType: "ba
   const row = (await tableRow(w, table.id))!;
   return w.services.database.db.transaction(async (tx) => {
     if (taskType === "backfill") await tx.update(vectorTables).set({ syncStatus: "backfilling" }).where(eq(vectorTables.id, table.id));
-    return w.services.tasks.enqueue(tx, { orgId: table.orgId, taskType, targetId: table.id, payload: { vector_table_id: table.id, config_version: row.configVersion }, exclusiveKey: `backfill:${table.id}` });
+    return w.services.tasks.enqueue(tx, taskType === "backfill" ? BACKFILL : REBACKFILL, { orgId: table.orgId, targetId: table.id, payload: { vector_table_id: table.id, config_version: row.configVersion }, exclusiveKey: `backfill:${table.id}` });
   });
 }
 

@@ -1,18 +1,21 @@
 import { eq } from "drizzle-orm";
 import { enqueue } from "../../../src/scheduler/enqueue.ts";
 import { tasks } from "../../../src/scheduler/tables.ts";
-import type { TaskProgress, TaskStatus, TaskType } from "../../../src/scheduler/types.ts";
+import type { TaskProgress, TaskStatus } from "../../../src/scheduler/types.ts";
+import { BACKFILL, ORG_DELETION, REBACKFILL, type TaskTypeName } from "../../../src/domains/tasks/kinds.ts";
 import type { TestApp } from "../../harness.ts";
+
+const KINDS = { backfill: BACKFILL, rebackfill: REBACKFILL, org_deletion: ORG_DELETION };
 
 /** Puts a task in a given state directly, as the scheduler would have left it. */
 export async function seedTask(
   app: TestApp,
   orgId: string,
-  opts: { taskType?: TaskType; targetId?: string; status?: TaskStatus; finishedAt?: Date; progress?: TaskProgress; lastError?: string } = {},
+  opts: { taskType?: TaskTypeName; targetId?: string; status?: TaskStatus; finishedAt?: Date; progress?: TaskProgress; lastError?: string } = {},
 ) {
-  const row = await enqueue(app.services.database.db, {
+  // A row only: its payload is never run, so it need not match the kind's schema.
+  const row = await enqueue<unknown>(app.services.database.db, KINDS[opts.taskType ?? "backfill"], {
     orgId,
-    taskType: opts.taskType ?? "backfill",
     targetId: opts.targetId ?? "vt_target",
     payload: {},
     now: app.services.clock.now(),

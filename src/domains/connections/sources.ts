@@ -3,12 +3,12 @@
 // reads, backfill and sync tasks) goes through `openSource`, so none can skip the host guard.
 import type { Services } from "../../services.ts";
 import { DriverError } from "../../shared/errors.ts";
-import { openRelational, openWarehouse, type RelationalCredentials, type WarehouseCredentials } from "../../domains/connections/credentials.ts";
-import type { ConnectionProvider } from "../../domains/connections/schemas.ts";
-import { hostPolicy, systemResolver, vetHost, type Resolver } from "./host-guard.ts";
-import { createPostgresSource, type PostgresSourceOptions } from "./postgres.ts";
-import { createWarehouseSource } from "./warehouse.ts";
-import type { SourceConnector } from "./types.ts";
+import { hostPolicy, systemResolver, vetHost, type Resolver } from "../../drivers/sources/host-guard.ts";
+import { createPostgresSource, type PostgresSourceOptions } from "../../drivers/sources/postgres.ts";
+import { createWarehouseSource } from "../../drivers/sources/warehouse.ts";
+import type { SourceConnector } from "../../drivers/sources/types.ts";
+import { openRelational, openWarehouse, type RelationalCredentials, type WarehouseCredentials } from "./credentials.ts";
+import type { ConnectionProvider } from "./schemas.ts";
 
 /** What `openSource` needs of a connection row (the connections table's row fits). */
 export type SealedConnection = { provider: ConnectionProvider; credentials: string };
