@@ -1,13 +1,13 @@
 // The service as src/wiring.ts builds it: every task kind bound, every periodic job scheduled,
 // every "in use" rule and every organization cleaner present. Nothing registers itself at import,
 // so these hold however few modules a test imports.
-import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
+import { describe, expect, test, setDefaultTimeout } from "bun:test";
 import { deleteOrganizationData } from "../../src/domains/organizations/deletion.ts";
 import { BACKFILL, ORG_DELETION, REBACKFILL } from "../../src/domains/tasks/kinds.ts";
 import type { TaskKind } from "../../src/scheduler/types.ts";
 import type { TestApp, ThrowawayDatabase } from "../harness.ts";
 import { json, newOrganization, type TestOrg } from "../helpers/organizations.ts";
-import { localProvider, newTable, sourceConnection, tableBody, tableWorld } from "../domains/vector-tables/helpers.ts";
+import { localProvider, newTable, sourceConnection, tableBody, useTableWorld } from "../domains/vector-tables/helpers.ts";
 
 // Creates a Postgres database: slower than bun's 5 s default on a loaded 2-core machine.
 setDefaultTimeout(30_000);
@@ -15,11 +15,7 @@ setDefaultTimeout(30_000);
 let app: TestApp;
 let pg: ThrowawayDatabase;
 let org: TestOrg;
-let dispose: () => Promise<void>;
-beforeAll(async () => {
-  ({ app, pg, org, dispose } = await tableWorld());
-});
-afterAll(() => dispose());
+useTableWorld({}, (w) => ({ app, pg, org } = w));
 
 const count = async (table: string, orgId: string) =>
   Number((await app.services.database.client.execute({ sql: `SELECT count(*) AS n FROM ${table} WHERE org_id = ?`, args: [orgId] })).rows[0]!.n);
