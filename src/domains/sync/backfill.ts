@@ -9,13 +9,14 @@
 import type { Services } from "../../services.ts";
 import type { TaskContext } from "../../scheduler/catalog.ts";
 import { DriverError } from "../../shared/errors.ts";
+import { generationSpec } from "../vector-tables/render.ts";
 import type { VectorTableRow } from "../vector-tables/tables.ts";
 import { vectorAllowance } from "./budget.ts";
 import { hashPass } from "./batch.ts";
 import { startConsumer, stopConsumer } from "./cdc.ts";
 import { fill, type FillOutcome, type FillProgress } from "./fill.ts";
 import { dropQuietly } from "./generations.ts";
-import { cdcTarget, loadTable, openJob, PLATFORM_UNAVAILABLE, servesConfig, specOf, type SyncJob } from "./job.ts";
+import { cdcTarget, loadTable, openJob, PLATFORM_UNAVAILABLE, servesConfig, type SyncJob } from "./job.ts";
 import { finishFill, noteError, setStatusUnlessPaused, updateTable } from "./status.ts";
 
 export type FillPayload = { vector_table_id: string; config_version: number };
@@ -103,7 +104,7 @@ async function buildingGeneration(services: Services, ctx: Ctx, table: VectorTab
   const { building } = services.vectors.generations(collection);
   if (start.generation !== undefined && start.config_version === table.configVersion && building.includes(start.generation)) return start;
   for (const g of building) await dropQuietly(services, collection, g);
-  const generation = await services.vectors.createGeneration(collection, specOf(table));
+  const generation = await services.vectors.createGeneration(collection, generationSpec(table));
   const progress: FillProgress = { ...FRESH, generation, config_version: table.configVersion, started_at: services.clock.now().toISOString() };
   await ctx.checkpoint(progress);
   return progress;

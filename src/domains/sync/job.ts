@@ -9,7 +9,7 @@ import type { GenerationSpec } from "../../drivers/vector-store/index.ts";
 import { DriverError } from "../../shared/errors.ts";
 import { findConnection } from "../connections/repo.ts";
 import { providerForEmbedding } from "../embedding-providers/embedding.ts";
-import { embeddingColumns, embeddingTag, metadataColumns } from "../vector-tables/render.ts";
+import { embeddingColumns, embeddingTag, generationSpec, metadataColumns } from "../vector-tables/render.ts";
 import { vectorTables, type VectorTableRow } from "../vector-tables/tables.ts";
 
 export type SyncJob = {
@@ -42,15 +42,6 @@ export async function loadTable(services: Services, id: string): Promise<VectorT
  */
 export const servesConfig = (t: VectorTableRow): boolean => t.configVersion === t.servedConfigVersion;
 
-export function specOf(table: VectorTableRow): GenerationSpec {
-  return {
-    dimensions: table.embeddingDimensions,
-    metadata: metadataColumns(table.columns).map((c) => ({ name: c.name, type: c.filter_type ?? "keyword" })),
-    numericPk: table.numericPk,
-    model: table.embeddingModel,
-  };
-}
-
 export const cdcTarget = (table: VectorTableRow): CdcTarget => ({ stream: table.id, table: table.sourceTable, pk: [table.primaryKeyColumn] });
 
 export async function openTableSource(services: Services, table: VectorTableRow): Promise<SourceConnector> {
@@ -76,7 +67,7 @@ export async function openJob(services: Services, table: VectorTableRow): Promis
     metaColumns: meta,
     columns: [...new Set([...text, ...meta])],
     tag: embeddingTag(table.embeddingModel, table.embeddingDimensions, table.columns),
-    spec: specOf(table),
+    spec: generationSpec(table),
     close: () => source.close().catch(() => {}),
   };
 }

@@ -13,14 +13,14 @@ import { registerEnvironmentUsageCheck } from "../environments/usage.ts";
 import { registerConnectionUsageCheck } from "../connections/usage.ts";
 import { registerProviderUsageCheck } from "../embedding-providers/usage.ts";
 import { registerOrganizationCleaner } from "../organizations/deletion.ts";
-import { VectorStoreError, type GenerationSpec } from "../../drivers/vector-store/index.ts";
+import { VectorStoreError } from "../../drivers/vector-store/index.ts";
 import { builtInModelProblems, columnProblems, isNumericType, modelProblems, sourceColumn, sourceProblems } from "./checks.ts";
 import { normalizeColumns, presentVectorTable } from "./present.ts";
 import { countVectorTablesBy, deleteOrganizationVectorTables, deleteVectorTableRow, failActiveTasksOf, findVectorTable, findVectorTableByName, insertVectorTable, organizationVectorTables, pageVectorTables, type VectorTableRow } from "./repo.ts";
-import { collectionName, metadataColumns } from "./render.ts";
+import { collectionName, generationSpec } from "./render.ts";
 import type { CreateVectorTable, SourceSchema, VectorTable } from "./schemas.ts";
 import { readSourceSchema } from "./source-schema.ts";
-import { vectorTables, type ColumnConfig } from "./tables.ts";
+import { vectorTables } from "./tables.ts";
 import { stopSyncFor } from "../sync/lifecycle.ts";
 
 export const nameTaken = (name: string) => new AppError("name_taken", `A vector table named "${name}" already exists in this organization`);
@@ -130,7 +130,7 @@ export async function createVectorTable(services: Services, actor: KeyActor, inp
   await guardName(input.name, () => insertVectorTable(db, row));
   if (mode === "managed") {
     try {
-      await services.vectors.createCollection(row.vectorstoreCollection, storeSpec(row.embeddingModel, row.embeddingDimensions, columns, row.numericPk));
+      await services.vectors.createCollection(row.vectorstoreCollection, generationSpec(row));
     } catch (err) {
       await deleteVectorTableRow(db, actor.orgId, id);
       throw err;
@@ -138,12 +138,6 @@ export async function createVectorTable(services: Services, actor: KeyActor, inp
   }
   services.logger.info({ org_id: actor.orgId, vector_table_id: id, mode, sync_mode: row.syncMode }, "vector table created");
   return presentVectorTable(row);
-}
-
-/** The store's generation shape for a configuration (metadata columns in configuration order). */
-export function storeSpec(model: string, dimensions: number, columns: ColumnConfig[], numericPk: boolean): GenerationSpec {
-  const metadata = metadataColumns(columns).map((c) => ({ name: c.name, type: c.filter_type! }));
-  return { dimensions, metadata, numericPk, model };
 }
 
 /** GET /v1/vector-tables: oldest first; `X-Environment-Id`, when sent, narrows (CONTRACT 5). */
