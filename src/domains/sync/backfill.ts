@@ -9,6 +9,7 @@
 import type { Services } from "../../services.ts";
 import type { TaskContext } from "../../scheduler/catalog.ts";
 import { DriverError } from "../../shared/errors.ts";
+import type { FillPayload, FillTaskType } from "../tasks/kinds.ts";
 import { generationSpec } from "../vector-tables/render.ts";
 import type { VectorTableRow } from "../vector-tables/tables.ts";
 import { vectorAllowance } from "./budget.ts";
@@ -18,15 +19,13 @@ import { fill, type FillOutcome, type FillProgress } from "./fill.ts";
 import { dropQuietly } from "./generations.ts";
 import { cdcTarget, loadTable, openJob, PLATFORM_UNAVAILABLE, servesConfig, type SyncJob } from "./job.ts";
 import { finishFill, noteError, setStatusUnlessPaused, updateTable } from "./status.ts";
-
-export type FillPayload = { vector_table_id: string; config_version: number };
 type Ctx = TaskContext<FillPayload>;
 
 const FRESH: FillProgress = { last_processed_pk: null, rows_processed: 0 };
 
 const interruptedBy = (signal: AbortSignal): string | null => (signal.aborted ? ((signal.reason as { kind?: string } | undefined)?.kind ?? "aborted") : null);
 
-export async function runFillTask(services: Services, ctx: Ctx, kind: "backfill" | "rebackfill"): Promise<void> {
+export async function runFillTask(services: Services, ctx: Ctx, kind: FillTaskType): Promise<void> {
   let table = await loadTable(services, ctx.payload.vector_table_id);
   if (!table) return; // deleted since: nothing to fill
   let progress = ctx.progress as FillProgress;

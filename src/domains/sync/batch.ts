@@ -5,6 +5,7 @@ import { and, eq, inArray } from "drizzle-orm";
 import type { Services } from "../../services.ts";
 import { keyText, type RowHash } from "../../drivers/sources/types.ts";
 import { tasks } from "../../scheduler/tables.ts";
+import { FILL_TASK_TYPES } from "../tasks/kinds.ts";
 import type { VectorTableRow } from "../vector-tables/tables.ts";
 import { addCounts, changedRows, prepareRows, zeroCounts, type ApplyCounts, type ApplyTarget } from "./apply.ts";
 import { BudgetExceededError, vectorAllowance } from "./budget.ts";
@@ -70,7 +71,7 @@ export async function hasActiveBackfill(services: Services, tableId: string): Pr
   const rows = await services.database.db
     .select({ id: tasks.id })
     .from(tasks)
-    .where(and(eq(tasks.targetId, tableId), inArray(tasks.taskType, ["backfill", "rebackfill"]), inArray(tasks.status, ["pending", "running"])))
+    .where(and(eq(tasks.targetId, tableId), inArray(tasks.taskType, [...FILL_TASK_TYPES]), inArray(tasks.status, ["pending", "running"])))
     .limit(1);
   return rows.length > 0;
 }

@@ -4,6 +4,7 @@
 import { and, desc, eq, inArray, sql } from "drizzle-orm";
 import { tasks } from "../../scheduler/tables.ts";
 import type { DbOrTx } from "../../scheduler/types.ts";
+import { FILL_TASK_TYPES } from "../tasks/kinds.ts";
 import type { VectorTableRow } from "../vector-tables/tables.ts";
 import type { FillProgress } from "./fill.ts";
 import { servesConfig } from "./job.ts";
@@ -20,7 +21,7 @@ export async function resumeFrom(db: DbOrTx, table: VectorTableRow): Promise<Fil
   const [last] = await db
     .select()
     .from(tasks)
-    .where(and(eq(tasks.targetId, table.id), inArray(tasks.taskType, ["backfill", "rebackfill"])))
+    .where(and(eq(tasks.targetId, table.id), inArray(tasks.taskType, [...FILL_TASK_TYPES])))
     .orderBy(desc(tasks.createdAt), desc(sql`rowid`))
     .limit(1);
   if (!last || last.status !== "failed" || last.taskType !== "backfill") return undefined;

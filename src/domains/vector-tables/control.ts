@@ -7,12 +7,13 @@ import { AppError } from "../../shared/errors.ts";
 import { isUniqueViolation } from "../../db/executor.ts";
 import { startSyncFor } from "../sync/lifecycle.ts";
 import { resumeFrom } from "../sync/resume.ts";
+import type { FillPayload } from "../tasks/kinds.ts";
 import { moveSyncStatus, updateVectorTableRow } from "./repo.ts";
 import type { BackfillStarted, SyncControlResult, SyncStatusObject } from "./schemas.ts";
 import { vectorTableOf } from "./service.ts";
 import { SYNC_STATUSES } from "./schemas.ts";
 import type { VectorTableRow } from "./tables.ts";
-import { backfillKey, type BackfillPayload } from "./update.ts";
+import { backfillKey } from "./update.ts";
 
 const backfillRunning = () => new AppError("backfill_running", "A backfill or rebackfill of this vector table is already pending or running");
 
@@ -27,7 +28,7 @@ const backfillRunning = () => new AppError("backfill_running", "A backfill or re
 export async function startBackfill(services: Services, actor: KeyActor, id: string): Promise<BackfillStarted> {
   requireWriteAccess(actor);
   const row = await vectorTableOf(services, actor.orgId, id);
-  const payload: BackfillPayload = { vector_table_id: row.id, config_version: row.configVersion };
+  const payload: FillPayload = { vector_table_id: row.id, config_version: row.configVersion };
   const now = services.clock.now().toISOString();
   try {
     await services.database.db.transaction(async (tx) => {

@@ -2,6 +2,7 @@ import { and, asc, count, eq, inArray, sql } from "drizzle-orm";
 import type { Executor } from "../../db/executor.ts";
 import { tasks } from "../../scheduler/tables.ts";
 import { afterPosition, type PageRequest } from "../../shared/pagination.ts";
+import { FILL_TASK_TYPES } from "../tasks/kinds.ts";
 import { vectorTables, type SyncStatus, type VectorTableRow } from "./tables.ts";
 
 export type { VectorTableRow };
@@ -75,7 +76,7 @@ export async function failActiveTasksOf(db: Executor, orgId: string, vectorTable
   await db
     .update(tasks)
     .set({ status: "failed", lastError: reason, lockedBy: null, lockedUntil: null, updatedAt: now, finishedAt: now })
-    .where(and(eq(tasks.orgId, orgId), eq(tasks.targetId, vectorTableId), inArray(tasks.status, ["pending", "running"]), inArray(tasks.taskType, ["backfill", "rebackfill"])));
+    .where(and(eq(tasks.orgId, orgId), eq(tasks.targetId, vectorTableId), inArray(tasks.status, ["pending", "running"]), inArray(tasks.taskType, [...FILL_TASK_TYPES])));
 }
 
 export async function organizationVectorTables(db: Executor, orgId: string): Promise<VectorTableRow[]> {

@@ -4,15 +4,13 @@ import { requireWriteAccess } from "../../shared/authz.ts";
 import { isUniqueViolation } from "../../db/executor.ts";
 import type { DbOrTx } from "../../scheduler/types.ts";
 import { connectionOf } from "../connections/service.ts";
+import type { FillPayload } from "../tasks/kinds.ts";
 import { columnProblems, sourceProblems } from "./checks.ts";
 import { normalizeColumns, presentVectorTable, sameColumns } from "./present.ts";
 import { bumpConfigVersion, findVectorTableByName, updateVectorTableRow, type VectorTableChanges, type VectorTableRow } from "./repo.ts";
 import type { UpdateVectorTable, VectorTable } from "./schemas.ts";
 import { embeddingChoiceProblems, foldsCase, guardName, nameTaken, throwIfProblems, vectorTableOf } from "./service.ts";
 import { readSourceSchema } from "./source-schema.ts";
-
-/** The task payload both engine task types take (issue 7 design). */
-export type BackfillPayload = { vector_table_id: string; config_version: number };
 
 /** At most one backfill or rebackfill pending or running per table, enforced by a unique index. */
 export const backfillKey = (vectorTableId: string) => `backfill:${vectorTableId}`;
@@ -23,7 +21,7 @@ export const backfillKey = (vectorTableId: string) => `backfill:${vectorTableId}
  * `config_version` between pages and starts over on the new configuration.
  */
 async function enqueueRebackfill(services: Services, tx: DbOrTx, row: VectorTableRow, configVersion: number): Promise<void> {
-  const payload: BackfillPayload = { vector_table_id: row.id, config_version: configVersion };
+  const payload: FillPayload = { vector_table_id: row.id, config_version: configVersion };
   try {
     await services.tasks.enqueue(tx, { orgId: row.orgId, taskType: "rebackfill", targetId: row.id, payload, exclusiveKey: backfillKey(row.id) });
   } catch (err) {
