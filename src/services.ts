@@ -7,6 +7,8 @@ import { createAuthenticator } from "./domains/auth/authenticator.ts";
 import { cleanupExpiredAuth } from "./domains/auth/cleanup.ts";
 import { registerOrganizationTasks } from "./domains/organizations/tasks.ts";
 import { registerSyncTasks } from "./domains/sync/tasks.ts";
+import { tableEngine } from "./domains/sync/lifecycle.ts";
+import type { TableEngine } from "./domains/vector-tables/engine.ts";
 import type { Authenticator } from "./http/auth.ts";
 import { createTaskSystem, type Scheduler, type TaskService } from "./scheduler/scheduler.ts";
 import { systemClock, type Clock } from "./shared/clock.ts";
@@ -29,6 +31,8 @@ export type Services = {
   vectors: VectorStore;
   /** Encrypts secrets at rest under the master key (CONTRACT 6). */
   secrets: SecretBox;
+  /** The sync engine as the vector-tables API calls it (vector-tables does not import sync). */
+  engine: TableEngine;
 };
 
 /** Opens the managed vector store on the service database; index files live in `<data-dir>/indexes`. */
@@ -51,7 +55,7 @@ export function buildServices(config: Config, database: Database, vectors: Vecto
   const { scheduler, tasks } = createTaskSystem(database.db, clock, logger, { workers: config.workers });
   const authenticator = createAuthenticator(database.db, config.jwtSecret, clock);
   const mailer = createMailer({ smtpUrl: config.smtpUrl, outbox: config.mailOutbox, logger });
-  const services: Services = { config, logger, clock, database, scheduler, tasks, authenticator, mailer, vectors, secrets: secretBox(config.masterKey) };
+  const services: Services = { config, logger, clock, database, scheduler, tasks, authenticator, mailer, vectors, secrets: secretBox(config.masterKey), engine: tableEngine(() => services) };
   registerOrganizationTasks(services);
   registerSyncTasks(services);
   // Periodic clean-ups, run while the scheduler runs.

@@ -1,11 +1,14 @@
 // Starting and stopping sync around a table's life: the periodic ticks that drive batch passes
-// and keep CDC consumers running for the tables that want them, and `stopSyncFor` for DELETE.
+// and keep CDC consumers running for the tables that want them, `stopSyncFor` for DELETE, and
+// the engine as the vector-tables API reaches it (`tableEngine`, services.engine).
 import { inArray } from "drizzle-orm";
 import type { Services } from "../../services.ts";
+import type { TableEngine } from "../vector-tables/engine.ts";
 import { vectorTables, type VectorTableRow } from "../vector-tables/tables.ts";
 import { passEligible, runBatchPass } from "./batch.ts";
 import { consumerWanted, startConsumer, stopConsumer } from "./cdc.ts";
 import { cdcTarget, openTableSource } from "./job.ts";
+import { resumeFrom } from "./resume.ts";
 import { syncState } from "./state.ts";
 
 /** croner pattern for "every n seconds" (whole minutes past 59 s). */
@@ -70,4 +73,13 @@ export async function stopAllSync(services: Services): Promise<void> {
   const state = syncState(services);
   state.stopped = true;
   await Promise.all([...state.consumers.keys()].map((id) => stopConsumer(services, id)));
+}
+
+/** The calls the vector-tables API makes into the engine; `services` is read when one is made. */
+export function tableEngine(services: () => Services): TableEngine {
+  return {
+    stop: (table) => stopSyncFor(services(), table),
+    resumed: (table) => startSyncFor(services(), table),
+    resumePoint: (db, table) => resumeFrom(db, table),
+  };
 }

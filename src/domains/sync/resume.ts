@@ -1,6 +1,7 @@
 // Where a backfill asked for by hand starts (CONTRACT 8, issue 12): from the checkpoint the
 // table's last fill task left when that task failed for good, not from row 0, so a table whose
-// backfill kept failing does not pay again for the rows it already stored.
+// backfill kept failing does not pay again for the rows it already stored. The vector-tables API
+// asks through services.engine.resumePoint: what a checkpoint covers is the engine's knowledge.
 import { and, desc, eq, inArray, sql } from "drizzle-orm";
 import { tasks } from "../../scheduler/tables.ts";
 import type { DbOrTx } from "../../scheduler/types.ts";

@@ -1,12 +1,11 @@
 // Backfill and sync control (SPEC 3.1, 4.7-4.8, CONTRACT 6). These endpoints only move the
-// table's state and queue work; the engine (the sync domain) does the work and keeps the numbers.
+// table's state and queue work; the engine (the sync domain) does the work and keeps the numbers,
+// reached through `services.engine` (engine.ts), since sync imports this domain, not the reverse.
 import type { Services } from "../../services.ts";
 import type { KeyActor } from "../../shared/actor.ts";
 import { requireWriteAccess } from "../../shared/authz.ts";
 import { AppError } from "../../shared/errors.ts";
 import { isUniqueViolation } from "../../db/executor.ts";
-import { startSyncFor } from "../sync/lifecycle.ts";
-import { resumeFrom } from "../sync/resume.ts";
 import type { FillPayload } from "../tasks/kinds.ts";
 import { moveSyncStatus, updateVectorTableRow } from "./repo.ts";
 import type { BackfillStarted, SyncControlResult, SyncStatusObject } from "./schemas.ts";
@@ -32,7 +31,7 @@ export async function startBackfill(services: Services, actor: KeyActor, id: str
   const now = services.clock.now().toISOString();
   try {
     await services.database.db.transaction(async (tx) => {
-      const progress = await resumeFrom(tx, row);
+      const progress = await services.engine.resumePoint(tx, row);
       await services.tasks.enqueue(tx, { orgId: row.orgId, taskType: "backfill", targetId: row.id, payload, exclusiveKey: backfillKey(row.id), progress });
       await updateVectorTableRow(tx, row.orgId, row.id, { syncStatus: "backfilling", updatedAt: now });
     });
@@ -87,7 +86,7 @@ export async function resumeSync(services: Services, actor: KeyActor, id: string
   const moved = await moveSyncStatus(services.database.db, actor.orgId, row.id, ["paused"], "synced", services.clock.now().toISOString());
   if (!moved) throw new AppError("not_paused", `Sync of this vector table is not paused (it is ${row.syncStatus})`);
   // A cdc table's consumer starts now rather than at the next tick; a batch table waits for its pass.
-  startSyncFor(services, { ...row, syncStatus: "synced" });
+  services.engine.resumed({ ...row, syncStatus: "synced" });
   services.logger.info({ org_id: actor.orgId, vector_table_id: id }, "sync resumed");
   return { vector_table_id: row.id, sync_status: "synced", message: "Sync resumed; changes made while paused are picked up by the next pass." };
 }

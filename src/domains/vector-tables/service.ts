@@ -21,7 +21,6 @@ import { collectionName, generationSpec } from "./render.ts";
 import type { CreateVectorTable, SourceSchema, VectorTable } from "./schemas.ts";
 import { readSourceSchema } from "./source-schema.ts";
 import { vectorTables } from "./tables.ts";
-import { stopSyncFor } from "../sync/lifecycle.ts";
 
 export const nameTaken = (name: string) => new AppError("name_taken", `A vector table named "${name}" already exists in this organization`);
 
@@ -173,7 +172,7 @@ export async function getSourceSchema(services: Services, actor: KeyActor, id: s
 export async function deleteVectorTable(services: Services, actor: KeyActor, id: string): Promise<void> {
   requireWriteAccess(actor);
   const row = await vectorTableOf(services, actor.orgId, id);
-  await stopSyncFor(services, row);
+  await services.engine.stop(row);
   const now = services.clock.now().toISOString();
   await services.database.db.transaction(async (tx) => {
     await failActiveTasksOf(tx, actor.orgId, row.id, "vector table deleted", now);
@@ -204,7 +203,7 @@ registerOrganizationCleaner({
   name: "vector-tables",
   async external(services, orgId) {
     for (const row of await organizationVectorTables(services.database.db, orgId)) {
-      await stopSyncFor(services, row);
+      await services.engine.stop(row);
       await dropCollectionOf(services, row);
     }
   },
