@@ -6,9 +6,9 @@ import { and, desc, eq, inArray, sql } from "drizzle-orm";
 import { tasks } from "../../scheduler/tables.ts";
 import type { DbOrTx } from "../../scheduler/types.ts";
 import { FILL_TASK_TYPES } from "../tasks/kinds.ts";
+import { servesConfig } from "../vector-tables/state.ts";
 import type { VectorTableRow } from "../vector-tables/tables.ts";
 import type { FillProgress } from "./fill.ts";
-import { servesConfig } from "./job.ts";
 
 /**
  * The progress to give a new `backfill` of `table`, or undefined to start from zero. Only a failed

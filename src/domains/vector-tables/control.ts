@@ -7,10 +7,9 @@ import { requireWriteAccess } from "../../shared/authz.ts";
 import { AppError } from "../../shared/errors.ts";
 import { isUniqueViolation } from "../../db/executor.ts";
 import type { FillPayload } from "../tasks/kinds.ts";
-import { moveSyncStatus, updateVectorTableRow } from "./repo.ts";
 import type { BackfillStarted, SyncControlResult, SyncStatusObject } from "./schemas.ts";
 import { vectorTableOf } from "./service.ts";
-import { SYNC_STATUSES } from "./schemas.ts";
+import { markBackfillQueued, pauseTable, resumeTable } from "./state.ts";
 import type { VectorTableRow } from "./tables.ts";
 import { backfillKey } from "./update.ts";
 
@@ -33,7 +32,7 @@ export async function startBackfill(services: Services, actor: KeyActor, id: str
     await services.database.db.transaction(async (tx) => {
       const progress = await services.engine.resumePoint(tx, row);
       await services.tasks.enqueue(tx, { orgId: row.orgId, taskType: "backfill", targetId: row.id, payload, exclusiveKey: backfillKey(row.id), progress });
-      await updateVectorTableRow(tx, row.orgId, row.id, { syncStatus: "backfilling", updatedAt: now });
+      await markBackfillQueued(tx, row.orgId, row.id, now);
     });
   } catch (err) {
     if (isUniqueViolation(err)) throw backfillRunning();
@@ -72,8 +71,7 @@ export async function getSyncStatus(services: Services, actor: KeyActor, id: str
 export async function pauseSync(services: Services, actor: KeyActor, id: string): Promise<SyncControlResult> {
   requireWriteAccess(actor);
   const row = await vectorTableOf(services, actor.orgId, id);
-  const others = SYNC_STATUSES.filter((s) => s !== "paused");
-  const moved = await moveSyncStatus(services.database.db, actor.orgId, row.id, others, "paused", services.clock.now().toISOString());
+  const moved = await pauseTable(services.database.db, actor.orgId, row.id, services.clock.now().toISOString());
   if (!moved) throw new AppError("already_paused", "Sync of this vector table is already paused");
   services.logger.info({ org_id: actor.orgId, vector_table_id: id, from: row.syncStatus }, "sync paused");
   return { vector_table_id: row.id, sync_status: "paused", message: "Sync paused; queries keep answering from the stored vectors. Resume to catch up on source changes." };
@@ -83,7 +81,7 @@ export async function pauseSync(services: Services, actor: KeyActor, id: string)
 export async function resumeSync(services: Services, actor: KeyActor, id: string): Promise<SyncControlResult> {
   requireWriteAccess(actor);
   const row = await vectorTableOf(services, actor.orgId, id);
-  const moved = await moveSyncStatus(services.database.db, actor.orgId, row.id, ["paused"], "synced", services.clock.now().toISOString());
+  const moved = await resumeTable(services.database.db, actor.orgId, row.id, services.clock.now().toISOString());
   if (!moved) throw new AppError("not_paused", `Sync of this vector table is not paused (it is ${row.syncStatus})`);
   // A cdc table's consumer starts now rather than at the next tick; a batch table waits for its pass.
   services.engine.resumed({ ...row, syncStatus: "synced" });
