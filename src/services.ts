@@ -7,6 +7,7 @@ import type { Database } from "./db/client.ts";
 import type { Executor } from "./db/executor.ts";
 import type { Scheduler, TaskService } from "./scheduler/scheduler.ts";
 import type { Clock } from "./shared/clock.ts";
+import type { TableEngine } from "./domains/vector-tables/engine.ts";
 import type { Logger } from "./shared/log.ts";
 import type { Authenticator } from "./shared/actor.ts";
 import type { Mailer } from "./mail/mailer.ts";
@@ -29,6 +30,8 @@ export type Services = {
   secrets: SecretBox;
   /** What depends on what: the rules src/wiring.ts lists, read where a deletion is decided. */
   dependents: Dependents;
+  /** The sync engine as the vector-tables API calls it (vector-tables does not import sync). */
+  engine: TableEngine;
 };
 
 /**

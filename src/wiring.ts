@@ -20,7 +20,7 @@ import { countProvidersInEnvironment, deleteOrganizationProviders } from "./doma
 import { deleteOrganizationData } from "./domains/organizations/deletion.ts";
 import { runFillTask } from "./domains/sync/backfill.ts";
 import { dropFailedGenerations, dropOrphanGenerations, fillFailed } from "./domains/sync/generations.ts";
-import { consumersTick, intervalPattern, stopSyncFor, syncTick } from "./domains/sync/lifecycle.ts";
+import { consumersTick, intervalPattern, syncTick, tableEngine } from "./domains/sync/lifecycle.ts";
 import { BACKFILL, ORG_DELETION, REBACKFILL } from "./domains/tasks/kinds.ts";
 import { countVectorTablesBy, deleteOrganizationVectorTables, organizationVectorTables } from "./domains/vector-tables/repo.ts";
 import { dropCollectionOf } from "./domains/vector-tables/service.ts";
@@ -37,7 +37,7 @@ export function buildServices(config: Config, database: Database, vectors: Vecto
   const authenticator = createAuthenticator(database.db, config.jwtSecret, clock);
   const mailer = createMailer({ smtpUrl: config.smtpUrl, outbox: config.mailOutbox, logger });
   const none: Dependents = { environment: [], connection: [], embeddingProvider: [], organization: [] };
-  const services: Services = { config, logger, clock, database, scheduler, tasks, authenticator, mailer, vectors, secrets: secretBox(config.masterKey), dependents: none };
+  const services: Services = { config, logger, clock, database, scheduler, tasks, authenticator, mailer, vectors, secrets: secretBox(config.masterKey), dependents: none, engine: tableEngine(() => services) };
   // The rules close over the finished bag, so they are filled in once it exists.
   services.dependents = dependents(services);
   registerTasks(services);
@@ -111,7 +111,7 @@ export function dependents(services: Services): Dependents {
         // (best effort), then its collection dropped.
         async external(orgId) {
           for (const row of await organizationVectorTables(db, orgId)) {
-            await stopSyncFor(services, row);
+            await services.engine.stop(row);
             await dropCollectionOf(services, row);
           }
         },

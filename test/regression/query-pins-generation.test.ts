@@ -7,7 +7,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { eventually } from "../harness.ts";
 import { json } from "../helpers/organizations.ts";
 import { createWorld, DIMS, enqueueFill, MODEL, newVectorTable, taskDone, updateTableRow, type World } from "../domains/sync/world.ts";
-import { specOf } from "../../src/domains/sync/job.ts";
+import { generationSpec } from "../../src/domains/vector-tables/render.ts";
 import type { VectorTableRow } from "../../src/domains/vector-tables/tables.ts";
 
 let w: World;
@@ -23,7 +23,7 @@ afterAll(() => w.dispose());
 /** What a re-backfill's end does, by hand: a new generation with the new model, swapped in. */
 async function swapIn(model: string, dimensions: number): Promise<{ dropped: Promise<void> }> {
   const collection = table.vectorstoreCollection;
-  const spec = { ...specOf(table), model, dimensions };
+  const spec = { ...generationSpec(table), model, dimensions };
   const generation = await w.services.vectors.createGeneration(collection, spec);
   const vector = () => Float32Array.from({ length: dimensions }, () => Math.random() - 0.5);
   const rows = Array.from({ length: 30 }, (_, i) => ({ pk: String(i + 1), textHash: "t", metaHash: "m", text: `other ${i}`, metadata: {}, vector: vector() }));

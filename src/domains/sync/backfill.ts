@@ -10,14 +10,16 @@ import type { Services } from "../../services.ts";
 import type { TaskContext } from "../../scheduler/catalog.ts";
 import { DriverError } from "../../shared/errors.ts";
 import type { FillPayload, FillTaskType } from "../tasks/kinds.ts";
+import { generationSpec } from "../vector-tables/render.ts";
+import { findVectorTableById } from "../vector-tables/repo.ts";
+import { finishFill, markBackfilling, noteError, recordFeedStart, recordFillProgress, recordSourceCount, recordSwap, servesConfig } from "../vector-tables/state.ts";
 import type { VectorTableRow } from "../vector-tables/tables.ts";
 import { vectorAllowance } from "./budget.ts";
 import { hashPass } from "./batch.ts";
 import { startConsumer, stopConsumer } from "./cdc.ts";
 import { fill, type FillOutcome, type FillProgress } from "./fill.ts";
 import { dropQuietly } from "./generations.ts";
-import { cdcTarget, loadTable, openJob, PLATFORM_UNAVAILABLE, servesConfig, specOf, type SyncJob } from "./job.ts";
-import { finishFill, noteError, setStatusUnlessPaused, updateTable } from "./status.ts";
+import { cdcTarget, openJob, PLATFORM_UNAVAILABLE, type SyncJob } from "./job.ts";
 
 type Ctx = TaskContext<FillPayload>;
 
@@ -26,7 +28,7 @@ const FRESH: FillProgress = { last_processed_pk: null, rows_processed: 0 };
 const interruptedBy = (signal: AbortSignal): string | null => (signal.aborted ? ((signal.reason as { kind?: string } | undefined)?.kind ?? "aborted") : null);
 
 export async function runFillTask(services: Services, ctx: Ctx, kind: FillTaskType): Promise<void> {
-  let table = await loadTable(services, ctx.payload.vector_table_id);
+  let table = await findVectorTableById(services.database.db, ctx.payload.vector_table_id);
   if (!table) return; // deleted since: nothing to fill
   let progress = ctx.progress as FillProgress;
   let rebuild = kind === "rebackfill" || progress.generation !== undefined || !servesConfig(table);
@@ -35,7 +37,7 @@ export async function runFillTask(services: Services, ctx: Ctx, kind: FillTaskTy
       if (table.mode === "platform") throw new DriverError(PLATFORM_UNAVAILABLE, { retryable: false });
       const outcome = rebuild ? await rebackfill(services, ctx, table, progress) : await backfill(services, ctx, table, progress);
       if (outcome.kind === "done") return;
-      table = await loadTable(services, table.id);
+      table = await findVectorTableById(services.database.db, table.id);
       if (!table) return;
       rebuild = true;
       progress = FRESH;
@@ -44,7 +46,7 @@ export async function runFillTask(services: Services, ctx: Ctx, kind: FillTaskTy
     if (interruptedBy(ctx.signal) === "shutdown" || !table) throw err;
     // The table stays as it is while the task retries (CONTRACT 6); when the runner fails the task
     // for good, the task type's failed hook moves it to `error` in that same transaction.
-    await noteError(services, table.id, err instanceof Error ? err.message : String(err));
+    await noteError(services.database.db, table.id, err instanceof Error ? err.message : String(err), services.clock.now().toISOString());
     throw err;
   }
 }
@@ -53,18 +55,18 @@ export async function runFillTask(services: Services, ctx: Ctx, kind: FillTaskTy
 async function prepareFeed(services: Services, job: SyncJob, fresh: boolean): Promise<void> {
   if (job.table.syncMode !== "cdc" || (!fresh && job.table.cdcCheckpoint)) return;
   const { checkpoint } = await job.source.prepareCdc(cdcTarget(job.table));
-  await updateTable(services.database.db, services, job.table.id, { cdcCheckpoint: checkpoint });
+  await recordFeedStart(services.database.db, job.table.id, checkpoint, services.clock.now().toISOString());
 }
 
 async function backfill(services: Services, ctx: Ctx, table: VectorTableRow, start: FillProgress): Promise<FillOutcome> {
   const fresh = start.rows_processed === 0 && !start.after_key;
   const progress: FillProgress = { ...start, started_at: start.started_at ?? services.clock.now().toISOString() };
-  await setStatusUnlessPaused(services.database.db, services, table.id, "backfilling");
+  await markBackfilling(services.database.db, table.id, services.clock.now().toISOString());
   const job = await openJob(services, table);
   try {
     await prepareFeed(services, job, fresh);
     const total = await job.source.count(table.sourceTable);
-    await updateTable(services.database.db, services, table.id, { totalRows: total, syncedRows: progress.rows_processed });
+    await recordSourceCount(services.database.db, table.id, total, progress.rows_processed, services.clock.now().toISOString());
     const collection = table.vectorstoreCollection;
     const live = services.vectors.generations(collection).live;
     const target = { collection, generation: live, reference: live, budget: { remaining: await vectorAllowance(services, table.orgId) } };
@@ -75,14 +77,14 @@ async function backfill(services: Services, ctx: Ctx, table: VectorTableRow, sta
       checkpoint: (p) =>
         services.database.db.transaction(async (tx) => {
           await ctx.checkpoint(p, tx);
-          await updateTable(tx, services, table.id, { syncedRows: p.rows_processed });
+          await recordFillProgress(tx, table.id, p.rows_processed, services.clock.now().toISOString());
         }),
     });
     if (outcome.kind !== "done") return outcome;
     let rows = outcome.progress.rows_processed;
     // Rows stored before this backfill that the source no longer has: one hash pass removes them.
     if ((await services.vectors.count(collection)) > rows) rows = (await hashPass(job, target, ctx.signal)).rows;
-    const finished = await finishFill(services, ctx.complete, table.id, table.configVersion, completion(services, table, rows, progress.started_at!));
+    const finished = await finishFill(services.database.db, ctx.complete, { table, rows, startedAt: progress.started_at! }, services.clock.now().toISOString());
     if (!finished) return { kind: "config_moved" };
     services.logger.info({ vector_table_id: table.id, rows, ...outcome.counts }, "backfill completed");
   } finally {
@@ -92,18 +94,13 @@ async function backfill(services: Services, ctx: Ctx, table: VectorTableRow, sta
   return { kind: "done", progress, counts: { embedded: 0, reused: 0, metadata: 0, deleted: 0, empty: 0, unchanged: 0 } };
 }
 
-/** The finished table's numbers; the live generation now holds vectors of the table's own model. */
-function completion(services: Services, table: VectorTableRow, rows: number, startedAt: string) {
-  return { servingModel: table.embeddingModel, servingDimensions: table.embeddingDimensions, totalRows: rows, syncedRows: rows, rowsPending: 0, lastSyncStartedAt: startedAt, lastSyncAt: services.clock.now().toISOString(), lastError: null, lastErrorAt: null };
-}
-
 /** The building generation to continue, or a new one (dropping any left by an older configuration). */
 async function buildingGeneration(services: Services, ctx: Ctx, table: VectorTableRow, start: FillProgress): Promise<FillProgress> {
   const collection = table.vectorstoreCollection;
   const { building } = services.vectors.generations(collection);
   if (start.generation !== undefined && start.config_version === table.configVersion && building.includes(start.generation)) return start;
   for (const g of building) await dropQuietly(services, collection, g);
-  const generation = await services.vectors.createGeneration(collection, specOf(table));
+  const generation = await services.vectors.createGeneration(collection, generationSpec(table));
   const progress: FillProgress = { ...FRESH, generation, config_version: table.configVersion, started_at: services.clock.now().toISOString() };
   await ctx.checkpoint(progress);
   return progress;
@@ -126,14 +123,12 @@ async function rebackfill(services: Services, ctx: Ctx, table: VectorTableRow, s
     await stopConsumer(services, table.id);
     const { rows } = await hashPass(job, target, ctx.signal);
     await services.vectors.swapGeneration(collection, generation);
-    const done = completion(services, table, rows, progress.started_at!);
-    const finished = await finishFill(services, ctx.complete, table.id, table.configVersion, done);
+    const finished = await finishFill(services.database.db, ctx.complete, { table, rows, startedAt: progress.started_at! }, services.clock.now().toISOString());
     services.logger.info({ vector_table_id: table.id, rows, ...outcome.counts }, "re-backfill swapped in");
     if (!finished) {
       // The live generation is the one just built even though a PUT moved on: queries must embed
       // with its model, and the next build starts from it.
-      const { servingModel, servingDimensions } = done;
-      await updateTable(services.database.db, services, table.id, { servingModel, servingDimensions, servedConfigVersion: table.configVersion });
+      await recordSwap(services.database.db, table, services.clock.now().toISOString());
       return { kind: "config_moved" };
     }
   } finally {

@@ -5,13 +5,15 @@ import { and, eq, inArray } from "drizzle-orm";
 import type { Services } from "../../services.ts";
 import { keyText, type RowHash } from "../../drivers/sources/types.ts";
 import { tasks } from "../../scheduler/tables.ts";
+import { FILL_TASK_TYPES } from "../tasks/kinds.ts";
+import { findVectorTableById } from "../vector-tables/repo.ts";
+import { markError, noteError, recordPass, servesConfig } from "../vector-tables/state.ts";
 import type { VectorTableRow } from "../vector-tables/tables.ts";
 import { addCounts, changedRows, prepareRows, zeroCounts, type ApplyCounts, type ApplyTarget } from "./apply.ts";
 import { BudgetExceededError, vectorAllowance } from "./budget.ts";
-import { loadTable, openJob, servesConfig, type SyncJob } from "./job.ts";
+import { openJob, type SyncJob } from "./job.ts";
 import { hashPages } from "./pages.ts";
 import { emptyRowsOf, syncState } from "./state.ts";
-import { markError, noteError, updateTable } from "./status.ts";
 
 /** Passes failing in a row before the table shows `error` (a single blip should not). */
 export const FAILURES_BEFORE_ERROR = 3;
@@ -70,7 +72,7 @@ export async function hasActiveBackfill(services: Services, tableId: string): Pr
   const rows = await services.database.db
     .select({ id: tasks.id })
     .from(tasks)
-    .where(and(eq(tasks.targetId, tableId), inArray(tasks.taskType, ["backfill", "rebackfill"]), inArray(tasks.status, ["pending", "running"])))
+    .where(and(eq(tasks.targetId, tableId), inArray(tasks.taskType, [...FILL_TASK_TYPES]), inArray(tasks.status, ["pending", "running"])))
     .limit(1);
   return rows.length > 0;
 }
@@ -88,7 +90,7 @@ export async function runBatchPass(services: Services, tableId: string): Promise
   if (state.passes.has(tableId)) return null;
   state.passes.add(tableId);
   try {
-    const table = await loadTable(services, tableId);
+    const table = await findVectorTableById(services.database.db, tableId);
     if (!table || !passEligible(table) || (await hasActiveBackfill(services, tableId))) return null;
     return await passOn(services, table);
   } finally {
@@ -111,16 +113,7 @@ async function passOn(services: Services, table: VectorTableRow): Promise<PassRe
     }
     state.failures.delete(table.id);
     const finishedAt = services.clock.now().toISOString();
-    await updateTable(services.database.db, services, table.id, {
-      syncStatus: "synced",
-      lastError: null,
-      lastErrorAt: null,
-      totalRows: result.rows,
-      syncedRows: result.rows,
-      rowsPending: 0,
-      lastSyncStartedAt: startedAt,
-      lastSyncAt: finishedAt,
-    }, ["synced", "error"]);
+    await recordPass(services.database.db, table.id, { rows: result.rows, startedAt, finishedAt }, finishedAt);
     const { embedded, metadata, deleted } = result.counts;
     if (embedded + metadata + deleted > 0) {
       const what = table.syncMode === "cdc" ? "cdc reconciliation repaired rows the change stream missed" : "batch sync applied changes";
@@ -132,8 +125,9 @@ async function passOn(services: Services, table: VectorTableRow): Promise<PassRe
     state.failures.set(table.id, failures);
     const message = err instanceof Error ? err.message : String(err);
     services.logger.warn({ vector_table_id: table.id, err, failures }, "sync pass failed");
-    if (err instanceof BudgetExceededError || failures >= FAILURES_BEFORE_ERROR) await markError(services, table.id, message);
-    else await noteError(services, table.id, message);
+    const at = services.clock.now().toISOString();
+    if (err instanceof BudgetExceededError || failures >= FAILURES_BEFORE_ERROR) await markError(services.database.db, table.id, message, at);
+    else await noteError(services.database.db, table.id, message, at);
     throw err;
   }
 }

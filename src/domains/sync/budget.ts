@@ -1,10 +1,10 @@
 // The vector budget (CONTRACT 6): tier `free` holds at most VECSYNC_FREE_VECTOR_BUDGET vectors per
 // organization, counted across the live generations of all its managed collections.
-import { and, eq } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import type { Services } from "../../services.ts";
 import { DriverError } from "../../shared/errors.ts";
 import { organizations } from "../organizations/tables.ts";
-import { vectorTables } from "../vector-tables/tables.ts";
+import { managedCollectionsOf } from "../vector-tables/repo.ts";
 
 /** Stops a backfill or sync for good (no retry): the budget will not grow by trying again. */
 export class BudgetExceededError extends DriverError {
@@ -18,12 +18,8 @@ export class BudgetExceededError extends DriverError {
 export async function vectorAllowance(services: Services, orgId: string): Promise<number> {
   const [org] = await services.database.db.select({ tier: organizations.tier }).from(organizations).where(eq(organizations.id, orgId));
   if (org && org.tier !== "free") return Infinity;
-  const tables = await services.database.db
-    .select({ collection: vectorTables.vectorstoreCollection })
-    .from(vectorTables)
-    .where(and(eq(vectorTables.orgId, orgId), eq(vectorTables.mode, "managed")));
   let stored = 0;
-  for (const { collection } of tables) {
+  for (const collection of await managedCollectionsOf(services.database.db, orgId)) {
     if (services.vectors.hasCollection(collection)) stored += await services.vectors.count(collection);
   }
   return Math.max(0, services.config.freeVectorBudget - stored);

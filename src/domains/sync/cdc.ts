@@ -4,13 +4,14 @@
 // crash replays at most the batch in flight. A lost feed falls back to a full hash pass.
 import type { Services } from "../../services.ts";
 import { CdcFeedLostError, keyText, type ChangeBatch, type ChangeStream } from "../../drivers/sources/types.ts";
+import { findVectorTableById } from "../vector-tables/repo.ts";
+import { keepPendingChanges, markError, markRecovered, noteError, notePendingChanges, recordChangesApplied, recordFeedResync, servesConfig } from "../vector-tables/state.ts";
 import type { VectorTableRow } from "../vector-tables/tables.ts";
 import { prepareRows, UNHASHED } from "./apply.ts";
 import { BudgetExceededError, vectorAllowance } from "./budget.ts";
 import { FAILURES_BEFORE_ERROR, hashPass } from "./batch.ts";
-import { cdcTarget, loadTable, openJob, servesConfig, type SyncJob } from "./job.ts";
+import { cdcTarget, openJob, type SyncJob } from "./job.ts";
 import { syncState, type Consumer } from "./state.ts";
-import { markError, noteError, updateTable } from "./status.ts";
 
 /** Statuses in which a consumer keeps applying changes, as long as the live generation serves the configuration. */
 const CONSUMING = new Set(["synced", "error", "pending_rebackfill"]);
@@ -104,6 +105,14 @@ class ConsumerLoop {
     await this.done;
   }
 
+  private get db() {
+    return this.services.database.db;
+  }
+
+  private now(): string {
+    return this.services.clock.now().toISOString();
+  }
+
   private get stopping(): boolean {
     return this.controller.signal.aborted || syncState(this.services).stopped || !this.services.scheduler.running;
   }
@@ -113,7 +122,7 @@ class ConsumerLoop {
     const watch = setInterval(() => void (this.stopping && this.stream?.close().catch(() => {})), this.services.config.cdcPollMs);
     try {
       while (!this.stopping) {
-        const table = await loadTable(this.services, this.tableId);
+        const table = await findVectorTableById(this.db, this.tableId);
         if (!table || !consumerWanted(table)) return;
         const outcome = await this.session(table);
         if (outcome === "stop") return;
@@ -133,13 +142,13 @@ class ConsumerLoop {
       this.stream = await job.source.changes(cdcTarget(table), table.cdcCheckpoint!);
       for await (const batch of coalesced(this.stream)) {
         if (this.stopping) return "stop";
-        const current = await loadTable(this.services, this.tableId);
+        const current = await findVectorTableById(this.db, this.tableId);
         if (!current || !consumerWanted(current) || current.configVersion !== table.configVersion) return "again";
         pending = batch;
         // sync/status shows the real backlog while it is applied (SPEC 2.12, CONTRACT 6).
-        await updateTable(this.services.database.db, this.services, table.id, { rowsPending: batch.keys.length, oldestPendingChangeAt: batch.committedAt.toISOString() });
+        await notePendingChanges(this.db, table.id, { rows: batch.keys.length, oldestAt: batch.committedAt.toISOString() }, this.now());
         await applyBatch(job, batch);
-        await updateTable(this.services.database.db, this.services, table.id, { cdcCheckpoint: batch.checkpoint, oldestPendingChangeAt: null, rowsPending: 0, lastSyncAt: this.services.clock.now().toISOString() });
+        await recordChangesApplied(this.db, table.id, batch.checkpoint, this.now());
         await this.stream.ack(batch.checkpoint);
         pending = null;
         if (this.failures > 0 || current.syncStatus === "error") await this.recovered();
@@ -160,7 +169,7 @@ class ConsumerLoop {
     this.services.logger.warn({ vector_table_id: this.tableId, err }, "cdc feed lost; resyncing by hashes");
     try {
       const checkpoint = await resync(job);
-      await updateTable(this.services.database.db, this.services, this.tableId, { cdcCheckpoint: checkpoint, oldestPendingChangeAt: null });
+      await recordFeedResync(this.db, this.tableId, checkpoint, this.now());
       return "again";
     } catch (e) {
       return this.failed(e, null);
@@ -169,25 +178,20 @@ class ConsumerLoop {
 
   private async recovered(): Promise<void> {
     this.failures = 0;
-    await updateTable(this.services.database.db, this.services, this.tableId, { syncStatus: "synced", lastError: null, lastErrorAt: null }, ["error"]);
+    await markRecovered(this.db, this.tableId, this.now());
   }
 
   private async failed(err: unknown, pending: ChangeBatch | null): Promise<"failed" | "stop"> {
     this.failures++;
     const message = err instanceof Error ? err.message : String(err);
     this.services.logger.warn({ vector_table_id: this.tableId, err, failures: this.failures }, "cdc apply failed");
-    if (pending) {
-      const table = await loadTable(this.services, this.tableId);
-      if (table && table.oldestPendingChangeAt === null) {
-        await updateTable(this.services.database.db, this.services, this.tableId, { oldestPendingChangeAt: pending.committedAt.toISOString(), rowsPending: pending.keys.length });
-      }
-    }
+    if (pending) await keepPendingChanges(this.db, this.tableId, { rows: pending.keys.length, oldestAt: pending.committedAt.toISOString() }, this.now());
     if (err instanceof BudgetExceededError) {
-      await markError(this.services, this.tableId, message);
+      await markError(this.db, this.tableId, message, this.now());
       return "stop";
     }
-    if (this.failures >= FAILURES_BEFORE_ERROR) await markError(this.services, this.tableId, message);
-    else await noteError(this.services, this.tableId, message);
+    if (this.failures >= FAILURES_BEFORE_ERROR) await markError(this.db, this.tableId, message, this.now());
+    else await noteError(this.db, this.tableId, message, this.now());
     return "failed";
   }
 }

@@ -5,10 +5,10 @@
 import type { Key } from "../../drivers/sources/types.ts";
 import type { TaskProgress } from "../../scheduler/types.ts";
 import { keyText } from "../../drivers/sources/types.ts";
+import { findVectorTableById } from "../vector-tables/repo.ts";
 import { addCounts, prepareRows, zeroCounts, type ApplyCounts, type ApplyTarget } from "./apply.ts";
 import { BudgetExceededError } from "./budget.ts";
 import type { SyncJob } from "./job.ts";
-import { loadTable } from "./job.ts";
 import { hashPages } from "./pages.ts";
 
 /**
@@ -51,7 +51,7 @@ export async function fill(job: SyncJob, opts: FillOptions): Promise<FillOutcome
         await writing;
         opts.signal.throwIfAborted();
       }
-      const row = await loadTable(job.services, job.table.id);
+      const row = await findVectorTableById(job.services.database.db, job.table.id);
       if (!row || row.configVersion !== job.table.configVersion) {
         await writing;
         return { kind: "config_moved" };

@@ -7,11 +7,10 @@ import type { TaskFailure } from "../../scheduler/catalog.ts";
 import type { DbOrTx } from "../../scheduler/types.ts";
 import type { Services } from "../../services.ts";
 import { VectorStoreError } from "../../drivers/vector-store/index.ts";
+import { findVectorTableById, vectorTablesByMode } from "../vector-tables/repo.ts";
+import { markError } from "../vector-tables/state.ts";
+import type { VectorTableRow } from "../vector-tables/tables.ts";
 import { hasActiveBackfill } from "./batch.ts";
-import { eq } from "drizzle-orm";
-import { vectorTables, type VectorTableRow } from "../vector-tables/tables.ts";
-import { loadTable } from "./job.ts";
-import { markError } from "./status.ts";
 
 /** Drops a building generation; one another party dropped first is already what we wanted. */
 export async function dropQuietly(services: Services, collection: string, generation: number): Promise<void> {
@@ -27,7 +26,7 @@ export async function dropQuietly(services: Services, collection: string, genera
  * paused). The live generation is untouched and keeps answering queries (CONTRACT 7).
  */
 export async function fillFailed(services: Services, tx: DbOrTx, failure: TaskFailure): Promise<void> {
-  await markError(services, failure.task.targetId, failure.error, tx);
+  await markError(tx, failure.task.targetId, failure.error, services.clock.now().toISOString());
 }
 
 /**
@@ -35,7 +34,7 @@ export async function fillFailed(services: Services, tx: DbOrTx, failure: TaskFa
  * is already active (it owns them now, and drops strays itself before building).
  */
 export async function dropFailedGenerations(services: Services, failure: TaskFailure): Promise<void> {
-  const table = await loadTable(services, failure.task.targetId);
+  const table = await findVectorTableById(services.database.db, failure.task.targetId);
   if (table) await dropUnowned(services, table);
 }
 
@@ -44,7 +43,7 @@ export async function dropFailedGenerations(services: Services, failure: TaskFai
  * (their task failed and the process died before dropping them, or was killed mid-creation).
  */
 export async function dropOrphanGenerations(services: Services): Promise<void> {
-  const tables = await services.database.db.select().from(vectorTables).where(eq(vectorTables.mode, "managed"));
+  const tables = await vectorTablesByMode(services.database.db, "managed");
   for (const table of tables) {
     if (services.vectors.hasCollection(table.vectorstoreCollection)) await dropUnowned(services, table);
   }

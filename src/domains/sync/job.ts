@@ -1,6 +1,5 @@
 // Everything one sync operation on a vector table needs, opened once: the table row, its source,
 // its embedding provider, and the column lists and tag derived from its configuration.
-import { eq } from "drizzle-orm";
 import type { Services } from "../../services.ts";
 import type { EmbeddingProvider } from "../../drivers/embeddings/index.ts";
 import { openSource } from "../connections/sources.ts";
@@ -9,8 +8,8 @@ import type { GenerationSpec } from "../../drivers/vector-store/index.ts";
 import { DriverError } from "../../shared/errors.ts";
 import { findConnection } from "../connections/repo.ts";
 import { providerForEmbedding } from "../embedding-providers/embedding.ts";
-import { embeddingColumns, embeddingTag, metadataColumns } from "../vector-tables/render.ts";
-import { vectorTables, type VectorTableRow } from "../vector-tables/tables.ts";
+import { embeddingColumns, embeddingTag, generationSpec, metadataColumns } from "../vector-tables/render.ts";
+import type { VectorTableRow } from "../vector-tables/tables.ts";
 
 export type SyncJob = {
   services: Services;
@@ -29,27 +28,6 @@ export type SyncJob = {
 
 /** Platform-mode storage is not built in this version (issue 7 design note). */
 export const PLATFORM_UNAVAILABLE = "platform-mode storage is not available in this version";
-
-export async function loadTable(services: Services, id: string): Promise<VectorTableRow | undefined> {
-  const [row] = await services.database.db.select().from(vectorTables).where(eq(vectorTables.id, id));
-  return row;
-}
-
-/**
- * Whether the live generation was built for the table's configuration. When not, a re-backfill is
- * owed and nothing may write the live generation with the current configuration: its vectors have
- * the old model, dimensions or texts (issue 12, item 6).
- */
-export const servesConfig = (t: VectorTableRow): boolean => t.configVersion === t.servedConfigVersion;
-
-export function specOf(table: VectorTableRow): GenerationSpec {
-  return {
-    dimensions: table.embeddingDimensions,
-    metadata: metadataColumns(table.columns).map((c) => ({ name: c.name, type: c.filter_type ?? "keyword" })),
-    numericPk: table.numericPk,
-    model: table.embeddingModel,
-  };
-}
 
 export const cdcTarget = (table: VectorTableRow): CdcTarget => ({ stream: table.id, table: table.sourceTable, pk: [table.primaryKeyColumn] });
 
@@ -76,7 +54,7 @@ export async function openJob(services: Services, table: VectorTableRow): Promis
     metaColumns: meta,
     columns: [...new Set([...text, ...meta])],
     tag: embeddingTag(table.embeddingModel, table.embeddingDimensions, table.columns),
-    spec: specOf(table),
+    spec: generationSpec(table),
     close: () => source.close().catch(() => {}),
   };
 }

@@ -1,11 +1,14 @@
 // Starting and stopping sync around a table's life: the periodic ticks that drive batch passes
-// and keep CDC consumers running for the tables that want them, and `stopSyncFor` for DELETE.
-import { inArray } from "drizzle-orm";
+// and keep CDC consumers running for the tables that want them, `stopSyncFor` for DELETE, and
+// the engine as the vector-tables API reaches it (`tableEngine`, services.engine).
 import type { Services } from "../../services.ts";
-import { vectorTables, type VectorTableRow } from "../vector-tables/tables.ts";
+import type { TableEngine } from "../vector-tables/engine.ts";
+import { vectorTablesBySyncMode, vectorTablesInStatus } from "../vector-tables/repo.ts";
+import type { VectorTableRow } from "../vector-tables/tables.ts";
 import { passEligible, runBatchPass } from "./batch.ts";
 import { consumerWanted, startConsumer, stopConsumer } from "./cdc.ts";
 import { cdcTarget, openTableSource } from "./job.ts";
+import { resumeFrom } from "./resume.ts";
 import { syncState } from "./state.ts";
 
 /** croner pattern for "every n seconds" (whole minutes past 59 s). */
@@ -17,7 +20,7 @@ export function intervalPattern(seconds: number): string {
 
 /** One batch (or, for cdc tables, reconciling) pass per eligible table, one table at a time. */
 export async function syncTick(services: Services): Promise<void> {
-  const tables = await services.database.db.select().from(vectorTables).where(inArray(vectorTables.syncStatus, ["synced", "error"]));
+  const tables = await vectorTablesInStatus(services.database.db, ["synced", "error"]);
   for (const table of tables) {
     if (!services.scheduler.running) return;
     if (!passEligible(table)) continue;
@@ -28,7 +31,7 @@ export async function syncTick(services: Services): Promise<void> {
 /** Starts the consumers that should run and stops those whose table paused or went away. */
 export async function consumersTick(services: Services): Promise<void> {
   const state = syncState(services);
-  const tables = await services.database.db.select().from(vectorTables).where(inArray(vectorTables.syncMode, ["cdc"]));
+  const tables = await vectorTablesBySyncMode(services.database.db, "cdc");
   const wanted = new Set<string>();
   for (const table of tables) {
     // `error` tables keep a running consumer (it recovers by itself) but do not get a new one.
@@ -70,4 +73,13 @@ export async function stopAllSync(services: Services): Promise<void> {
   const state = syncState(services);
   state.stopped = true;
   await Promise.all([...state.consumers.keys()].map((id) => stopConsumer(services, id)));
+}
+
+/** The calls the vector-tables API makes into the engine; `services` is read when one is made. */
+export function tableEngine(services: () => Services): TableEngine {
+  return {
+    stop: (table) => stopSyncFor(services(), table),
+    resumed: (table) => startSyncFor(services(), table),
+    resumePoint: (db, table) => resumeFrom(db, table),
+  };
 }

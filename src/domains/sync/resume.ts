@@ -1,12 +1,14 @@
 // Where a backfill asked for by hand starts (CONTRACT 8, issue 12): from the checkpoint the
 // table's last fill task left when that task failed for good, not from row 0, so a table whose
-// backfill kept failing does not pay again for the rows it already stored.
+// backfill kept failing does not pay again for the rows it already stored. The vector-tables API
+// asks through services.engine.resumePoint: what a checkpoint covers is the engine's knowledge.
 import { and, desc, eq, inArray, sql } from "drizzle-orm";
 import { tasks } from "../../scheduler/tables.ts";
 import type { DbOrTx } from "../../scheduler/types.ts";
+import { FILL_TASK_TYPES } from "../tasks/kinds.ts";
+import { servesConfig } from "../vector-tables/state.ts";
 import type { VectorTableRow } from "../vector-tables/tables.ts";
 import type { FillProgress } from "./fill.ts";
-import { servesConfig } from "./job.ts";
 
 /**
  * The progress to give a new `backfill` of `table`, or undefined to start from zero. Only a failed
@@ -20,7 +22,7 @@ export async function resumeFrom(db: DbOrTx, table: VectorTableRow): Promise<Fil
   const [last] = await db
     .select()
     .from(tasks)
-    .where(and(eq(tasks.targetId, table.id), inArray(tasks.taskType, ["backfill", "rebackfill"])))
+    .where(and(eq(tasks.targetId, table.id), inArray(tasks.taskType, [...FILL_TASK_TYPES])))
     .orderBy(desc(tasks.createdAt), desc(sql`rowid`))
     .limit(1);
   if (!last || last.status !== "failed" || last.taskType !== "backfill") return undefined;

@@ -1,18 +1,17 @@
 // Backfill and sync control (SPEC 3.1, 4.7-4.8, CONTRACT 6). These endpoints only move the
-// table's state and queue work; the engine (the sync domain) does the work and keeps the numbers.
+// table's state and queue work; the engine (the sync domain) does the work and keeps the numbers,
+// reached through `services.engine` (engine.ts), since sync imports this domain, not the reverse.
 import type { Services } from "../../services.ts";
 import type { KeyActor } from "../../shared/actor.ts";
 import { requireWriteAccess } from "../../shared/authz.ts";
 import { AppError } from "../../shared/errors.ts";
 import { isUniqueViolation } from "../../db/executor.ts";
-import { startSyncFor } from "../sync/lifecycle.ts";
-import { resumeFrom } from "../sync/resume.ts";
-import { moveSyncStatus, updateVectorTableRow } from "./repo.ts";
+import type { FillPayload } from "../tasks/kinds.ts";
 import type { BackfillStarted, SyncControlResult, SyncStatusObject } from "./schemas.ts";
 import { vectorTableOf } from "./service.ts";
-import { SYNC_STATUSES } from "./schemas.ts";
+import { markBackfillQueued, pauseTable, resumeTable } from "./state.ts";
 import type { VectorTableRow } from "./tables.ts";
-import { backfillKey, type BackfillPayload } from "./update.ts";
+import { backfillKey } from "./update.ts";
 import { BACKFILL } from "../tasks/kinds.ts";
 
 const backfillRunning = () => new AppError("backfill_running", "A backfill or rebackfill of this vector table is already pending or running");
@@ -28,13 +27,13 @@ const backfillRunning = () => new AppError("backfill_running", "A backfill or re
 export async function startBackfill(services: Services, actor: KeyActor, id: string): Promise<BackfillStarted> {
   requireWriteAccess(actor);
   const row = await vectorTableOf(services, actor.orgId, id);
-  const payload: BackfillPayload = { vector_table_id: row.id, config_version: row.configVersion };
+  const payload: FillPayload = { vector_table_id: row.id, config_version: row.configVersion };
   const now = services.clock.now().toISOString();
   try {
     await services.database.db.transaction(async (tx) => {
-      const progress = await resumeFrom(tx, row);
+      const progress = await services.engine.resumePoint(tx, row);
       await services.tasks.enqueue(tx, BACKFILL, { orgId: row.orgId, targetId: row.id, payload, exclusiveKey: backfillKey(row.id), progress });
-      await updateVectorTableRow(tx, row.orgId, row.id, { syncStatus: "backfilling", updatedAt: now });
+      await markBackfillQueued(tx, row.orgId, row.id, now);
     });
   } catch (err) {
     if (isUniqueViolation(err)) throw backfillRunning();
@@ -73,8 +72,7 @@ export async function getSyncStatus(services: Services, actor: KeyActor, id: str
 export async function pauseSync(services: Services, actor: KeyActor, id: string): Promise<SyncControlResult> {
   requireWriteAccess(actor);
   const row = await vectorTableOf(services, actor.orgId, id);
-  const others = SYNC_STATUSES.filter((s) => s !== "paused");
-  const moved = await moveSyncStatus(services.database.db, actor.orgId, row.id, others, "paused", services.clock.now().toISOString());
+  const moved = await pauseTable(services.database.db, actor.orgId, row.id, services.clock.now().toISOString());
   if (!moved) throw new AppError("already_paused", "Sync of this vector table is already paused");
   services.logger.info({ org_id: actor.orgId, vector_table_id: id, from: row.syncStatus }, "sync paused");
   return { vector_table_id: row.id, sync_status: "paused", message: "Sync paused; queries keep answering from the stored vectors. Resume to catch up on source changes." };
@@ -84,10 +82,10 @@ export async function pauseSync(services: Services, actor: KeyActor, id: string)
 export async function resumeSync(services: Services, actor: KeyActor, id: string): Promise<SyncControlResult> {
   requireWriteAccess(actor);
   const row = await vectorTableOf(services, actor.orgId, id);
-  const moved = await moveSyncStatus(services.database.db, actor.orgId, row.id, ["paused"], "synced", services.clock.now().toISOString());
+  const moved = await resumeTable(services.database.db, actor.orgId, row.id, services.clock.now().toISOString());
   if (!moved) throw new AppError("not_paused", `Sync of this vector table is not paused (it is ${row.syncStatus})`);
   // A cdc table's consumer starts now rather than at the next tick; a batch table waits for its pass.
-  startSyncFor(services, { ...row, syncStatus: "synced" });
+  services.engine.resumed({ ...row, syncStatus: "synced" });
   services.logger.info({ org_id: actor.orgId, vector_table_id: id }, "sync resumed");
   return { vector_table_id: row.id, sync_status: "synced", message: "Sync resumed; changes made while paused are picked up by the next pass." };
 }

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
-import type { Metadata, MetadataValue } from "../../drivers/vector-store/index.ts";
+import type { GenerationSpec, Metadata, MetadataValue } from "../../drivers/vector-store/index.ts";
 import type { SourceValue } from "../../drivers/sources/types.ts";
-import type { ColumnConfig } from "./tables.ts";
+import type { ColumnConfig, VectorTableRow } from "./tables.ts";
 
 // What a source row becomes in the collection (CONTRACT 7). One module, used by backfill, sync
 // and tests alike, so the embedded text and typed metadata can never differ between paths.
@@ -75,6 +75,21 @@ export function embeddingTag(model: string, dimensions: number, columns: ColumnC
 
 /** The text hash stored per row: the source's hash of the embedding columns, bound to the tag. */
 export const storedTextHash = (sourceTextHash: string, tag: string): string => `${sourceTextHash}.${tag}`;
+
+/**
+ * The store's generation shape for a table's configuration (metadata columns in configuration
+ * order): the collection made at creation and every generation a fill builds. columnProblems
+ * requires a `filter_type` on every metadata column at creation and on PUT, so the `keyword`
+ * default never applies to a stored configuration; it only keeps this total.
+ */
+export function generationSpec(table: Pick<VectorTableRow, "columns" | "embeddingModel" | "embeddingDimensions" | "numericPk">): GenerationSpec {
+  return {
+    dimensions: table.embeddingDimensions,
+    metadata: metadataColumns(table.columns).map((c) => ({ name: c.name, type: c.filter_type ?? "keyword" })),
+    numericPk: table.numericPk,
+    model: table.embeddingModel,
+  };
+}
 
 /** `vt_<first 8 of id>_<name lowercased, anything outside [a-z0-9_] as _>` (CONTRACT 2). */
 export function collectionName(id: string, name: string): string {

@@ -1,11 +1,14 @@
-import { and, asc, count, eq, inArray, sql } from "drizzle-orm";
+// The named queries of the `vector_tables` table, whose one owner is this domain: creation,
+// reads (the API's, scoped to an organization, and the engine's, by id or by kind of table) and
+// deletion. Changes of state and the engine's bookkeeping are in state.ts.
+import { and, asc, count, eq, inArray } from "drizzle-orm";
 import type { Executor } from "../../db/executor.ts";
 import { tasks } from "../../scheduler/tables.ts";
 import { afterPosition, type PageRequest } from "../../shared/pagination.ts";
+import { FILL_TASK_TYPES } from "../tasks/kinds.ts";
 import { vectorTables, type SyncStatus, type VectorTableRow } from "./tables.ts";
 
 export type { VectorTableRow };
-export type VectorTableChanges = Partial<Omit<VectorTableRow, "id" | "orgId" | "createdAt">>;
 
 const scoped = (orgId: string, id: string) => and(eq(vectorTables.orgId, orgId), eq(vectorTables.id, id));
 
@@ -17,6 +20,33 @@ export async function insertVectorTable(db: Executor, row: typeof vectorTables.$
 export async function findVectorTable(db: Executor, orgId: string, id: string): Promise<VectorTableRow | undefined> {
   const [row] = await db.select().from(vectorTables).where(scoped(orgId, id));
   return row;
+}
+
+/** The engine's read: it acts on ids its tasks and ticks hold, whatever the organization. */
+export async function findVectorTableById(db: Executor, id: string): Promise<VectorTableRow | undefined> {
+  const [row] = await db.select().from(vectorTables).where(eq(vectorTables.id, id));
+  return row;
+}
+
+export function vectorTablesInStatus(db: Executor, statuses: SyncStatus[]): Promise<VectorTableRow[]> {
+  return db.select().from(vectorTables).where(inArray(vectorTables.syncStatus, statuses));
+}
+
+export function vectorTablesBySyncMode(db: Executor, syncMode: VectorTableRow["syncMode"]): Promise<VectorTableRow[]> {
+  return db.select().from(vectorTables).where(eq(vectorTables.syncMode, syncMode));
+}
+
+export function vectorTablesByMode(db: Executor, mode: VectorTableRow["mode"]): Promise<VectorTableRow[]> {
+  return db.select().from(vectorTables).where(eq(vectorTables.mode, mode));
+}
+
+/** The collections of the organization's managed tables (its vector budget counts them, CONTRACT 6). */
+export async function managedCollectionsOf(db: Executor, orgId: string): Promise<string[]> {
+  const rows = await db
+    .select({ collection: vectorTables.vectorstoreCollection })
+    .from(vectorTables)
+    .where(and(eq(vectorTables.orgId, orgId), eq(vectorTables.mode, "managed")));
+  return rows.map((r) => r.collection);
 }
 
 export async function findVectorTableByName(db: Executor, orgId: string, name: string): Promise<VectorTableRow | undefined> {
@@ -35,31 +65,9 @@ export function pageVectorTables(db: Executor, orgId: string, environmentId: str
     .limit(page.limit + 1);
 }
 
-export async function updateVectorTableRow(db: Executor, orgId: string, id: string, changes: VectorTableChanges): Promise<void> {
-  await db.update(vectorTables).set(changes).where(scoped(orgId, id));
-}
-
-/** `config_version + 1` in SQL (two racing PUTs make two versions, never one); answers the new value. */
-export async function bumpConfigVersion(db: Executor, orgId: string, id: string): Promise<number> {
-  const [row] = await db
-    .update(vectorTables)
-    .set({ configVersion: sql`${vectorTables.configVersion} + 1` })
-    .where(scoped(orgId, id))
-    .returning({ configVersion: vectorTables.configVersion });
-  return row?.configVersion ?? 0;
-}
-
-/**
- * Moves the table to `next` only if it is in one of `from` (a compare-and-set, so two racing
- * pauses cannot both succeed); answers whether it moved.
- */
-export async function moveSyncStatus(db: Executor, orgId: string, id: string, from: SyncStatus[], next: SyncStatus, updatedAt: string): Promise<boolean> {
-  const rows = await db
-    .update(vectorTables)
-    .set({ syncStatus: next, updatedAt })
-    .where(and(scoped(orgId, id), inArray(vectorTables.syncStatus, from)))
-    .returning({ id: vectorTables.id });
-  return rows.length > 0;
+/** A new name only; a change of configuration is a state transition (state.ts changeConfiguration). */
+export async function renameVectorTable(db: Executor, orgId: string, id: string, name: string, updatedAt: string): Promise<void> {
+  await db.update(vectorTables).set({ name, updatedAt }).where(scoped(orgId, id));
 }
 
 export async function deleteVectorTableRow(db: Executor, orgId: string, id: string): Promise<void> {
@@ -75,7 +83,7 @@ export async function failActiveTasksOf(db: Executor, orgId: string, vectorTable
   await db
     .update(tasks)
     .set({ status: "failed", lastError: reason, lockedBy: null, lockedUntil: null, updatedAt: now, finishedAt: now })
-    .where(and(eq(tasks.orgId, orgId), eq(tasks.targetId, vectorTableId), inArray(tasks.status, ["pending", "running"]), inArray(tasks.taskType, ["backfill", "rebackfill"])));
+    .where(and(eq(tasks.orgId, orgId), eq(tasks.targetId, vectorTableId), inArray(tasks.status, ["pending", "running"]), inArray(tasks.taskType, [...FILL_TASK_TYPES])));
 }
 
 export async function organizationVectorTables(db: Executor, orgId: string): Promise<VectorTableRow[]> {

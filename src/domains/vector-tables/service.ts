@@ -9,15 +9,13 @@ import { connectionOf } from "../connections/service.ts";
 import type { ConnectionRow } from "../connections/repo.ts";
 import { providerRowOf } from "../embedding-providers/service.ts";
 import { listNarrowedByEnvironment, resolveEnvironment } from "../environments/service.ts";
-import { VectorStoreError, type GenerationSpec } from "../../drivers/vector-store/index.ts";
+import { VectorStoreError } from "../../drivers/vector-store/index.ts";
 import { builtInModelProblems, columnProblems, isNumericType, modelProblems, sourceColumn, sourceProblems } from "./checks.ts";
 import { normalizeColumns, presentVectorTable } from "./present.ts";
 import { deleteVectorTableRow, failActiveTasksOf, findVectorTable, findVectorTableByName, insertVectorTable, pageVectorTables, type VectorTableRow } from "./repo.ts";
-import { collectionName, metadataColumns } from "./render.ts";
+import { collectionName, generationSpec } from "./render.ts";
 import type { CreateVectorTable, SourceSchema, VectorTable } from "./schemas.ts";
 import { readSourceSchema } from "./source-schema.ts";
-import type { ColumnConfig } from "./tables.ts";
-import { stopSyncFor } from "../sync/lifecycle.ts";
 
 export const nameTaken = (name: string) => new AppError("name_taken", `A vector table named "${name}" already exists in this organization`);
 
@@ -126,7 +124,7 @@ export async function createVectorTable(services: Services, actor: KeyActor, inp
   await guardName(input.name, () => insertVectorTable(db, row));
   if (mode === "managed") {
     try {
-      await services.vectors.createCollection(row.vectorstoreCollection, storeSpec(row.embeddingModel, row.embeddingDimensions, columns, row.numericPk));
+      await services.vectors.createCollection(row.vectorstoreCollection, generationSpec(row));
     } catch (err) {
       await deleteVectorTableRow(db, actor.orgId, id);
       throw err;
@@ -134,12 +132,6 @@ export async function createVectorTable(services: Services, actor: KeyActor, inp
   }
   services.logger.info({ org_id: actor.orgId, vector_table_id: id, mode, sync_mode: row.syncMode }, "vector table created");
   return presentVectorTable(row);
-}
-
-/** The store's generation shape for a configuration (metadata columns in configuration order). */
-export function storeSpec(model: string, dimensions: number, columns: ColumnConfig[], numericPk: boolean): GenerationSpec {
-  const metadata = metadataColumns(columns).map((c) => ({ name: c.name, type: c.filter_type! }));
-  return { dimensions, metadata, numericPk, model };
 }
 
 /** GET /v1/vector-tables: oldest first; `X-Environment-Id`, when sent, narrows (CONTRACT 5). */
@@ -175,7 +167,7 @@ export async function getSourceSchema(services: Services, actor: KeyActor, id: s
 export async function deleteVectorTable(services: Services, actor: KeyActor, id: string): Promise<void> {
   requireWriteAccess(actor);
   const row = await vectorTableOf(services, actor.orgId, id);
-  await stopSyncFor(services, row);
+  await services.engine.stop(row);
   const now = services.clock.now().toISOString();
   await services.database.db.transaction(async (tx) => {
     await failActiveTasksOf(tx, actor.orgId, row.id, "vector table deleted", now);

@@ -4,27 +4,35 @@ import { requireWriteAccess } from "../../shared/authz.ts";
 import { isUniqueViolation } from "../../db/executor.ts";
 import type { DbOrTx } from "../../scheduler/types.ts";
 import { connectionOf } from "../connections/service.ts";
+import type { FillPayload } from "../tasks/kinds.ts";
 import { columnProblems, sourceProblems } from "./checks.ts";
 import { normalizeColumns, presentVectorTable, sameColumns } from "./present.ts";
-import { bumpConfigVersion, findVectorTableByName, updateVectorTableRow, type VectorTableChanges, type VectorTableRow } from "./repo.ts";
+import { findVectorTableByName, renameVectorTable, type VectorTableRow } from "./repo.ts";
 import type { UpdateVectorTable, VectorTable } from "./schemas.ts";
 import { embeddingChoiceProblems, foldsCase, guardName, nameTaken, throwIfProblems, vectorTableOf } from "./service.ts";
 import { readSourceSchema } from "./source-schema.ts";
 import { REBACKFILL } from "../tasks/kinds.ts";
-
-/** The task payload both engine task types take (issue 7 design). */
-export type BackfillPayload = { vector_table_id: string; config_version: number };
+import { changeConfiguration, type Configuration } from "./state.ts";
 
 /** At most one backfill or rebackfill pending or running per table, enforced by a unique index. */
 export const backfillKey = (vectorTableId: string) => `backfill:${vectorTableId}`;
 
 /**
- * Queues the rebackfill of a changed configuration. When a backfill or rebackfill of the table is
- * already active the index refuses a second one, and that is fine: the active task re-reads
- * `config_version` between pages and starts over on the new configuration.
+ * Queues the rebackfill of a changed configuration, in the PUT's transaction. When a backfill or
+ * rebackfill of the table is already active the index refuses a second one, and that is fine: the
+ * active task carries the change. This hand-off has no window, by construction:
+ *  - the active task re-reads `config_version` after every page and starts over on a new one;
+ *  - after its last read it ends only through finishFill (state.ts), one transaction that
+ *    completes the task and turns the table `synced` only if `config_version` is still the one it
+ *    built. SQLite runs write transactions one at a time, so either this PUT commits first (the
+ *    guard fails, nothing commits, the still-active task builds the new version) or finishFill
+ *    does (the task is no longer active, so the enqueue below succeeds and a new task builds it);
+ *  - a task that fails for good leaves the table `error` (or `paused`) with the version unserved,
+ *    and a POST backfill then builds it (as a re-backfill: servesConfig is false).
+ * Nothing waits as `pending_rebackfill` without an active task, so no sweep is needed.
  */
 async function enqueueRebackfill(services: Services, tx: DbOrTx, row: VectorTableRow, configVersion: number): Promise<void> {
-  const payload: BackfillPayload = { vector_table_id: row.id, config_version: configVersion };
+  const payload: FillPayload = { vector_table_id: row.id, config_version: configVersion };
   try {
     await services.tasks.enqueue(tx, REBACKFILL, { orgId: row.orgId, targetId: row.id, payload, exclusiveKey: backfillKey(row.id) });
   } catch (err) {
@@ -61,16 +69,15 @@ export async function updateVectorTable(services: Services, actor: KeyActor, id:
     throwIfProblems(sourceProblems(schema, row.sourceTable, undefined, columns, foldsCase(connection)));
   }
 
-  const changes: VectorTableChanges = {};
-  if (input.name !== undefined && input.name !== row.name) changes.name = input.name;
-  if (configChanged) Object.assign(changes, { columns, embeddingModel: model, embeddingDimensions: dimensions, syncStatus: "pending_rebackfill" } satisfies VectorTableChanges);
-  if (Object.keys(changes).length === 0) return presentVectorTable(row);
-  changes.updatedAt = services.clock.now().toISOString();
+  const name = input.name !== undefined && input.name !== row.name ? input.name : undefined;
+  if (name === undefined && !configChanged) return presentVectorTable(row);
+  const now = services.clock.now().toISOString();
 
-  await guardName(changes.name ?? row.name, () =>
+  await guardName(name ?? row.name, () =>
     db.transaction(async (tx) => {
-      await updateVectorTableRow(tx, actor.orgId, row.id, changes);
-      if (configChanged) await enqueueRebackfill(services, tx, row, await bumpConfigVersion(tx, actor.orgId, row.id));
+      if (name !== undefined && !configChanged) return renameVectorTable(tx, actor.orgId, row.id, name, now);
+      const config: Configuration = { columns, embeddingModel: model, embeddingDimensions: dimensions, ...(name === undefined ? {} : { name }) };
+      await enqueueRebackfill(services, tx, row, await changeConfiguration(tx, actor.orgId, row.id, config, now));
     }),
   );
   services.logger.info({ org_id: actor.orgId, vector_table_id: id, changed: Object.keys(input), rebackfill: configChanged }, "vector table updated");

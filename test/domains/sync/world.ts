@@ -6,8 +6,7 @@ import type postgres from "postgres";
 import { createTestApp, eventually, throwawayPostgres, type TestApp, type ThrowawayDatabase } from "../../harness.ts";
 import { json, newOrganization, type TestOrg } from "../../helpers/organizations.ts";
 import { startFakeEmbeddings, type FakeEmbeddings } from "../../fakes/embeddings/server.ts";
-import { specOf } from "../../../src/domains/sync/job.ts";
-import { collectionName, renderMetadata, renderText } from "../../../src/domains/vector-tables/render.ts";
+import { collectionName, generationSpec, renderMetadata, renderText } from "../../../src/domains/vector-tables/render.ts";
 import { vectorTables, type ColumnConfig, type VectorTableRow } from "../../../src/domains/vector-tables/tables.ts";
 import type { Services } from "../../../src/services.ts";
 import { newId } from "../../../src/shared/ids.ts";
@@ -127,7 +126,7 @@ export async function newVectorTable(w: World, over: Partial<VectorTableRow> = {
     ...over,
   };
   await w.services.database.db.insert(vectorTables).values(row);
-  if (row.mode === "managed") await w.services.vectors.createCollection(row.vectorstoreCollection, specOf(row));
+  if (row.mode === "managed") await w.services.vectors.createCollection(row.vectorstoreCollection, generationSpec(row));
   return row;
 }
 

@@ -1,0 +1,222 @@
+// A vector table's state and every change to it. vector-tables owns the `vector_tables` table:
+// repo.ts holds its creation, reads and deletion; this file holds every write to its status and
+// to the numbers the engine keeps on it, each as one named transition. Who moves what: the API
+// (this domain's services) moves a table into the states that ask for work; the engine (sync/)
+// moves it on to the states that report how the work went, and never out of `paused`.
+//
+// The API's transitions (org-scoped; each in the transaction that queues the work it asks for):
+//   create                             → pending              repo.ts insertVectorTable
+//   POST …/backfill        any          → backfilling + task   markBackfillQueued
+//   PUT columns/model/dims any          → pending_rebackfill   changeConfiguration (config_version + 1)
+//                                          + task (or the active fill task carries it, update.ts)
+//   POST …/sync/pause      any but paused → paused             pauseTable   (else 409 already_paused)
+//   POST …/sync/resume     paused       → synced               resumeTable  (else 409 not_paused)
+//   DELETE                 row removed                          repo.ts deleteVectorTableRow
+//
+// The engine's transitions (by id; "unless paused" means a paused table stays paused):
+//   a backfill starts      → backfilling unless paused                          markBackfilling
+//   a fill finishes        → synced unless paused, task completed in the same
+//                            commit, only if config_version is still the one built   finishFill
+//   a fill fails, retries  status kept, last_error recorded                     noteError
+//   a fill failed for good → error unless paused (in the task's failing commit)  markError
+//   a batch pass succeeds  synced | error → synced                              recordPass
+//   a pass fails           status kept (noteError); the third in a row, or the
+//                            budget exhausted: → error unless paused             markError
+//   a cdc apply fails      as a pass                                             noteError / markError
+//   a consumer applies again after failing   error → synced                      markRecovered
+// and status-free bookkeeping: row counts, the change feed's position, the pending backlog, and
+// recordSwap (a swapped-in generation whose PUT moved on before finishFill).
+//
+// `config_version` (bumped by the PUT) and `served_config_version` (what the live generation was
+// built for: finishFill, recordSwap) tell whether a re-backfill is owed (servesConfig). Every
+// engine write names in its WHERE clause what it read (the id, and the statuses or the
+// `config_version` it expects) or keeps `paused` in its SET, so a pause, a PUT or a DELETE that
+// lands between the engine's read and its write is never overwritten. Times are ISO 8601 strings.
+import { and, eq, inArray, isNull, sql } from "drizzle-orm";
+import type { Db } from "../../db/client.ts";
+import type { Executor } from "../../db/executor.ts";
+import type { DbOrTx } from "../../scheduler/types.ts";
+import { SYNC_STATUSES } from "./schemas.ts";
+import { vectorTables, type SyncStatus, type VectorTableRow } from "./tables.ts";
+
+/**
+ * Whether the live generation was built for the table's configuration. When not, a re-backfill is
+ * owed and nothing may write the live generation with the current configuration: its vectors have
+ * the old model, dimensions or texts (issue 12, item 6).
+ */
+export const servesConfig = (t: VectorTableRow): boolean => t.configVersion === t.servedConfigVersion;
+
+const scoped = (orgId: string, id: string) => and(eq(vectorTables.orgId, orgId), eq(vectorTables.id, id));
+
+/** `status`, unless the table is paused: a paused table stays paused (issue 7 design). */
+const unlessPaused = (status: SyncStatus) => sql<SyncStatus>`CASE WHEN ${vectorTables.syncStatus} = 'paused' THEN 'paused' ELSE ${status} END`;
+
+/** A compare-and-set of the status (two racing pauses cannot both succeed); answers whether it moved. */
+async function moveSyncStatus(db: Executor, orgId: string, id: string, from: readonly SyncStatus[], next: SyncStatus, at: string): Promise<boolean> {
+  const rows = await db
+    .update(vectorTables)
+    .set({ syncStatus: next, updatedAt: at })
+    .where(and(scoped(orgId, id), inArray(vectorTables.syncStatus, [...from])))
+    .returning({ id: vectorTables.id });
+  return rows.length > 0;
+}
+
+// ---- The API's transitions (org-scoped, from this domain's services) ----
+
+/** POST …/backfill, in the transaction that queues the `backfill` task. */
+export async function markBackfillQueued(db: Executor, orgId: string, id: string, at: string): Promise<void> {
+  await db.update(vectorTables).set({ syncStatus: "backfilling", updatedAt: at }).where(scoped(orgId, id));
+}
+
+export type Configuration = Pick<VectorTableRow, "columns" | "embeddingModel" | "embeddingDimensions"> & { name?: string };
+
+/**
+ * PUT with new columns, model or dimensions, in the transaction that queues the `rebackfill`:
+ * `config_version + 1` in SQL (two racing PUTs make two versions, never one); answers the new value.
+ */
+export async function changeConfiguration(db: Executor, orgId: string, id: string, config: Configuration, at: string): Promise<number> {
+  const [row] = await db
+    .update(vectorTables)
+    .set({ ...config, syncStatus: "pending_rebackfill", configVersion: sql`${vectorTables.configVersion} + 1`, updatedAt: at })
+    .where(scoped(orgId, id))
+    .returning({ configVersion: vectorTables.configVersion });
+  return row?.configVersion ?? 0;
+}
+
+/** POST …/sync/pause: from any state but `paused`; false when already paused. */
+export const pauseTable = (db: Executor, orgId: string, id: string, at: string): Promise<boolean> =>
+  moveSyncStatus(db, orgId, id, SYNC_STATUSES.filter((s) => s !== "paused"), "paused", at);
+
+/** POST …/sync/resume: only from `paused`; false otherwise. */
+export const resumeTable = (db: Executor, orgId: string, id: string, at: string): Promise<boolean> => moveSyncStatus(db, orgId, id, ["paused"], "synced", at);
+
+// ---- The engine's transitions (by id: the engine acts on the ids its tasks and ticks hold) ----
+
+/** A backfill starts filling the live generation. */
+export async function markBackfilling(db: Executor, id: string, at: string): Promise<void> {
+  await db.update(vectorTables).set({ syncStatus: unlessPaused("backfilling"), updatedAt: at }).where(eq(vectorTables.id, id));
+}
+
+/** Thrown inside the finishing transaction to roll it back: a PUT moved the configuration. */
+class ConfigMoved extends Error {}
+
+/** What a finished fill built: the table's configuration as it read it, and the rows it counted. */
+export type FillDone = { table: Pick<VectorTableRow, "id" | "configVersion" | "embeddingModel" | "embeddingDimensions">; rows: number; startedAt: string };
+
+/**
+ * Ends a fill: the task `completed` and the table `synced` (unless paused) with its numbers, in
+ * one transaction, so no reader ever sees one without the other (issue 12). The task is completed
+ * first, fenced by its lease; the table only if the configuration is still the one built, else
+ * both roll back and the answer is false (the caller then builds the new configuration). The
+ * live generation now holds `configVersion`'s vectors: `served_config_version` says so. This
+ * guard and the PUT's transaction (update.ts) are what close the PUT → rebackfill hand-off.
+ */
+export async function finishFill(db: Db, complete: (tx: DbOrTx) => Promise<void>, done: FillDone, at: string): Promise<boolean> {
+  const { table, rows, startedAt } = done;
+  try {
+    await db.transaction(async (tx) => {
+      await complete(tx);
+      const changed = await tx
+        .update(vectorTables)
+        .set({
+          servingModel: table.embeddingModel,
+          servingDimensions: table.embeddingDimensions,
+          servedConfigVersion: table.configVersion,
+          totalRows: rows,
+          syncedRows: rows,
+          rowsPending: 0,
+          lastSyncStartedAt: startedAt,
+          lastSyncAt: at,
+          lastError: null,
+          lastErrorAt: null,
+          syncStatus: unlessPaused("synced"),
+          updatedAt: at,
+        })
+        .where(and(eq(vectorTables.id, table.id), eq(vectorTables.configVersion, table.configVersion)))
+        .returning({ id: vectorTables.id });
+      if (changed.length === 0) throw new ConfigMoved();
+    });
+    return true;
+  } catch (err) {
+    if (err instanceof ConfigMoved) return false;
+    throw err;
+  }
+}
+
+/**
+ * A re-backfill swapped its generation in but a PUT moved on before finishFill: the live
+ * generation is still the one built, so queries embed with its model and the next build starts
+ * from it. The status stays (the PUT set it; the task goes on building).
+ */
+export async function recordSwap(db: Executor, table: FillDone["table"], at: string): Promise<void> {
+  const changes = { servingModel: table.embeddingModel, servingDimensions: table.embeddingDimensions, servedConfigVersion: table.configVersion, updatedAt: at };
+  await db.update(vectorTables).set(changes).where(eq(vectorTables.id, table.id));
+}
+
+/** A failure for good (or one that keeps coming back): `error` unless paused, with the message. */
+export async function markError(db: Executor, id: string, message: string, at: string): Promise<void> {
+  await db.update(vectorTables).set({ lastError: message, lastErrorAt: at, syncStatus: unlessPaused("error"), updatedAt: at }).where(eq(vectorTables.id, id));
+}
+
+/** A failure that will be retried: recorded, the status kept. */
+export async function noteError(db: Executor, id: string, message: string, at: string): Promise<void> {
+  await db.update(vectorTables).set({ lastError: message, lastErrorAt: at, updatedAt: at }).where(eq(vectorTables.id, id));
+}
+
+/** A batch (or reconciling) pass went through: `synced`, only from `synced` or `error`. */
+export async function recordPass(db: Executor, id: string, pass: { rows: number; startedAt: string; finishedAt: string }, at: string): Promise<void> {
+  await db
+    .update(vectorTables)
+    .set({ syncStatus: "synced", lastError: null, lastErrorAt: null, totalRows: pass.rows, syncedRows: pass.rows, rowsPending: 0, lastSyncStartedAt: pass.startedAt, lastSyncAt: pass.finishedAt, updatedAt: at })
+    .where(and(eq(vectorTables.id, id), inArray(vectorTables.syncStatus, ["synced", "error"])));
+}
+
+/** A consumer applied changes again after failing: `synced`, only from `error`. */
+export async function markRecovered(db: Executor, id: string, at: string): Promise<void> {
+  await db
+    .update(vectorTables)
+    .set({ syncStatus: "synced", lastError: null, lastErrorAt: null, updatedAt: at })
+    .where(and(eq(vectorTables.id, id), eq(vectorTables.syncStatus, "error")));
+}
+
+// ---- The engine's bookkeeping: numbers and positions, never the status ----
+
+/** A backfill counted the source (`synced_rows` is where it resumes from). */
+export async function recordSourceCount(db: Executor, id: string, totalRows: number, syncedRows: number, at: string): Promise<void> {
+  await db.update(vectorTables).set({ totalRows, syncedRows, updatedAt: at }).where(eq(vectorTables.id, id));
+}
+
+/** A backfill's page is stored; in the transaction of the task's checkpoint. */
+export async function recordFillProgress(db: Executor, id: string, syncedRows: number, at: string): Promise<void> {
+  await db.update(vectorTables).set({ syncedRows, updatedAt: at }).where(eq(vectorTables.id, id));
+}
+
+/** The change feed a cdc table's consumer will read from, created before the fill's first read. */
+export async function recordFeedStart(db: Executor, id: string, checkpoint: string, at: string): Promise<void> {
+  await db.update(vectorTables).set({ cdcCheckpoint: checkpoint, updatedAt: at }).where(eq(vectorTables.id, id));
+}
+
+/** A lost feed was replaced by a new one after a hash pass brought the collection in line. */
+export async function recordFeedResync(db: Executor, id: string, checkpoint: string, at: string): Promise<void> {
+  await db.update(vectorTables).set({ cdcCheckpoint: checkpoint, oldestPendingChangeAt: null, updatedAt: at }).where(eq(vectorTables.id, id));
+}
+
+export type PendingChanges = { rows: number; oldestAt: string };
+
+/** Changes being applied now: sync/status shows the real backlog meanwhile (SPEC 2.12, CONTRACT 6). */
+export async function notePendingChanges(db: Executor, id: string, pending: PendingChanges, at: string): Promise<void> {
+  await db.update(vectorTables).set({ rowsPending: pending.rows, oldestPendingChangeAt: pending.oldestAt, updatedAt: at }).where(eq(vectorTables.id, id));
+}
+
+/** Changes whose apply failed stay pending; an older pending change already recorded is kept. */
+export async function keepPendingChanges(db: Executor, id: string, pending: PendingChanges, at: string): Promise<void> {
+  await db
+    .update(vectorTables)
+    .set({ rowsPending: pending.rows, oldestPendingChangeAt: pending.oldestAt, updatedAt: at })
+    .where(and(eq(vectorTables.id, id), isNull(vectorTables.oldestPendingChangeAt)));
+}
+
+/** Changes applied up to `checkpoint`, committed before the source is acknowledged. */
+export async function recordChangesApplied(db: Executor, id: string, checkpoint: string, at: string): Promise<void> {
+  await db.update(vectorTables).set({ cdcCheckpoint: checkpoint, oldestPendingChangeAt: null, rowsPending: 0, lastSyncAt: at, updatedAt: at }).where(eq(vectorTables.id, id));
+}
