@@ -4,6 +4,7 @@
 // not kept in memory) comes from the mirror, read synchronously: one consistent state, the one
 // every acknowledged write has reached.
 import type { Client } from "@libsql/client";
+import { comparePk } from "../../shared/pk-order.ts";
 import { bandFor } from "./calibration.ts";
 import { VectorStoreError } from "./errors.ts";
 import { type Candidate, cutWithTies, exactTopK, rescore, SCAN_MIN_ROWS, scanTopK } from "./exact.ts";
@@ -11,7 +12,6 @@ import { compilePredicate, compileSql, type FilterNode, metadataColumnName, type
 import type { Generation } from "./generation.ts";
 import { matchingRids, readTexts } from "./reads.ts";
 import { normalizeInPlace } from "./mirror.ts";
-import { comparePk } from "./pk-order.ts";
 import { EXACT_UNFILTERED_ROWS, estimateSelectivity, exactCap, filteredRescore, filteredWant, hnswCandidates, rerankWant, routeFiltered, searchBreadth, withStrays } from "./planner.ts";
 import { readMetadataValue } from "./rows.ts";
 import { generationTables } from "./schema.ts";
