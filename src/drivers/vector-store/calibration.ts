@@ -12,23 +12,8 @@
 import { cutWithTies, exactTopK, rescore } from "./exact.ts";
 import type { Generation } from "./generation.ts";
 import { normalizeInPlace } from "./mirror.ts";
-import { exactCostUs, filteredRescore, filteredWant, firstPassKq, hnswCandidates, hnswCostUs, searchBreadth } from "./planner.ts";
-
-export type BandChoice = "exact" | number;
-
-export interface Band {
-  selectivity: number;
-  /** `exact`, or the depth multiplier of the HNSW search. */
-  choice: BandChoice;
-  /** Mean recall@k of the chosen HNSW depth (1 for exact). */
-  recall: number;
-}
-
-export interface Calibration {
-  liveRows: number;
-  /** Highest selectivity first. */
-  bands: Band[];
-}
+import { type Band, type Calibration, exactCostUs, filteredHnswPlan, hnswCostUs, searchBreadth } from "./planner.ts";
+import { hnswCandidates } from "./search.ts";
 
 const LADDER = [0.5, 0.2, 0.1, 0.05, 0.02, 0.01];
 const DEPTHS = [1, 2, 4, 8];
@@ -65,14 +50,6 @@ export function calibratable(liveRows: number): boolean {
   return liveRows * LADDER[0]! >= MIN_MATCHES;
 }
 
-/** The band measured nearest (in log scale) to an estimated selectivity; null far below the lowest. */
-export function bandFor(cal: Calibration, selectivity: number): Band | null {
-  const lowest = cal.bands[cal.bands.length - 1];
-  if (!lowest || selectivity < lowest.selectivity / 2) return null;
-  const distance = (band: Band) => Math.abs(Math.log(band.selectivity / selectivity));
-  return cal.bands.reduce((best, band) => (distance(band) < distance(best) ? band : best));
-}
-
 /** Stable pseudo-random membership in [0, 1) per rid: a filter that ignores the vectors. */
 function unitHash(rid: number): number {
   return (Math.imul(rid ^ 0x5bd1e995, 0x9e3779b1) >>> 0) / 4294967296;
@@ -83,22 +60,25 @@ export async function calibrate(gen: Generation, pause: () => Promise<void>): Pr
   const mirror = gen.mirror;
   const live = mirror.liveRids();
   const dims = gen.spec.dimensions;
-  const breadth = searchBreadth(live.length, gen.hnsw.params.expansionSearch);
+  const expansionSearch = gen.hnsw.params.expansionSearch;
+  const breadth = searchBreadth(live.length, expansionSearch);
   const queries = probeQueries(gen, live, breadth);
   const bands: Band[] = [];
   for (const p of LADDER) {
     const pred = (rid: number) => unitHash(rid) < p;
     const matching = live.filter(pred);
     if (matching.length < MIN_MATCHES || matching.length > MAX_MATCHES) continue;
-    const depths = DEPTHS.filter((d) => hnswCostUs(firstPassKq(filteredWant(K), p, true, breadth, gen.hnsw, d), dims) < exactCostUs(matching.length, dims));
+    const plan = (depth: number) => filteredHnswPlan(K, p, breadth, expansionSearch, depth);
+    const depths = DEPTHS.filter((d) => hnswCostUs(plan(d).firstKq, dims) < exactCostUs(matching.length, dims));
+    const plans = depths.map(plan);
     const recall = depths.map(() => 0);
     for (const query of queries) {
       if (gen.closed) return null;
       const truth = new Set(exactTopK(mirror, query, matching, K).map((c) => c.rid));
-      depths.forEach((d, i) => {
-        const found = hnswCandidates(gen.hnsw, mirror, query, filteredWant(K), pred, p, null, breadth, d);
+      plans.forEach((plan, i) => {
+        const found = hnswCandidates(gen.hnsw, mirror, query, plan, pred, null);
         if (!found.complete) return void (recall[i]! += 1); // the search falls back to the exact path
-        const top = cutWithTies(rescore(mirror, query, found.rids.slice(0, filteredRescore(K, breadth, d))), K).slice(0, K);
+        const top = cutWithTies(rescore(mirror, query, found.rids.slice(0, plan.rescore)), K).slice(0, K);
         recall[i]! += top.filter((c) => truth.has(c.rid)).length / Math.min(K, truth.size || K);
       });
       await pause();

@@ -5,11 +5,12 @@
 // are answered exactly (never empty/partial). Upkeep in the background: checkpoints by rows
 // written, compaction of dead keys (hnsw.ts), stray sweeps (strays.ts).
 import type { Client } from "@libsql/client";
-import { type Calibration, calibratable, calibrate, isStale } from "./calibration.ts";
+import { calibratable, calibrate, isStale } from "./calibration.ts";
 import { loadCheckpoint, removeCheckpointFiles, writeCheckpoint } from "./checkpoint.ts";
 import { HnswIndex } from "./hnsw.ts";
 import { Mutex } from "./lock.ts";
 import { GATHER_ROWS, Mirror } from "./mirror.ts";
+import type { Calibration } from "./planner.ts";
 import { pruneTombstones, readChangesSince, readRowPage, readSeq } from "./reads.ts";
 import { readCheckpointRecord, recordCheckpoint } from "./registry.ts";
 import { checkStrays, selfCheck, StraySweeper } from "./strays.ts";

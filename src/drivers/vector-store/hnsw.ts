@@ -45,7 +45,7 @@ export class HnswIndex {
   /**
    * Rows whose current version a search by its own vector did not reach: HNSW's pruning leaves
    * some nodes with no way in (~0.1-0.3 % on random 64-256-dim vectors at M=16). Searches
-   * score these exactly beside the graph's candidates (planner.ts withStrays), so every row
+   * score these exactly beside the graph's candidates (search.ts withStrays), so every row
    * is findable by its own vector. Filled by the generation's sweep and its write checks.
    */
   readonly strays = new Set<number>();

@@ -1,7 +1,7 @@
 // The managed vector store: the API the services use. One libSQL client (the source of truth)
 // and one directory of index checkpoints. See ARCHITECTURE "Stores" and issue 6.
 import type { Client } from "@libsql/client";
-import type { Calibration } from "./calibration.ts";
+import type { Calibration } from "./planner.ts";
 import { VectorStoreError } from "./errors.ts";
 import { parseFilter } from "./filters/index.ts";
 import { Generation, type StoreLog } from "./generation.ts";
