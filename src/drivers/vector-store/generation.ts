@@ -333,7 +333,8 @@ export class Generation implements GenerationRef {
       const started = performance.now();
       try {
         if (this.status !== "ready" || !calibratable(this.mirror.liveCount)) return;
-        const result = await calibrate(this, () => new Promise((resolve) => setImmediate(resolve)));
+        const target = { mirror: this.mirror, index: this.hnsw, spec: this.spec };
+        const result = await calibrate(target, () => new Promise((resolve) => setImmediate(resolve)), () => this.closed);
         if (!result) return;
         this.calibration = result;
         this.log("vector_store.calibrated", { collection: this.collection, generation: this.generation, rows: result.liveRows, bands: result.bands, ms: Math.round(performance.now() - started) });
