@@ -38,7 +38,7 @@ interface Found {
   path: SearchPath;
 }
 
-/** A search's filter, twice compiled: SQL for the exact path's rid read, a predicate over the mirror. */
+/** A search's parsed filter (compiled to SQL for the exact path's rid read) and its predicate over the mirror. */
 interface Filter {
   node: FilterNode;
   pred: Predicate<number>;
