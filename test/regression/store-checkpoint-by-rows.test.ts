@@ -8,7 +8,7 @@ import { killWriterAtPage } from "./fixtures/backfill-kill.ts";
 
 setDefaultTimeout(120_000);
 
-/** generation.ts CHECKPOINT_ROWS, stated here so the test reads (and fails) on its own. */
+/** restart.ts CHECKPOINT_ROWS, stated here so the test reads (and fails) on its own. */
 const CHECKPOINT_ROWS = 8_192;
 
 describe("happy", () => {

@@ -66,24 +66,3 @@ export function lastPerKey<T extends { pk: string }>(items: T[]): T[] {
 export function rowsPerStatement(paramsPerRow: number): number {
   return Math.max(1, Math.min(500, Math.floor(30_000 / paramsPerRow)));
 }
-
-const INTEGER = /^-?\d+$/;
-
-/** Ties in score are broken by pk: numerically for numeric keys (BigInt when integral), else by code point. */
-export function comparePk(numeric: boolean): (a: string, b: string) => number {
-  const byCodePoint = (a: string, b: string) => {
-    const x = Buffer.from(a);
-    const y = Buffer.from(b);
-    return Buffer.compare(x, y);
-  };
-  if (!numeric) return byCodePoint;
-  return (a, b) => {
-    if (INTEGER.test(a) && INTEGER.test(b)) {
-      const x = BigInt(a);
-      const y = BigInt(b);
-      return x < y ? -1 : x > y ? 1 : 0;
-    }
-    const diff = Number(a) - Number(b);
-    return diff !== 0 && !Number.isNaN(diff) ? Math.sign(diff) : byCodePoint(a, b);
-  };
-}

@@ -6,9 +6,10 @@
 //     query scored exactly instead — an expression the index cannot serve (`score DESC`);
 //  3. re-sort by exact score, then pk; when the k-th and (k+1)-th tie, every row with that score
 //     is read, so ties at the boundary are broken by pk and not by index order.
+import { comparePk } from "../../shared/pk-order.ts";
 import type { SearchHit, SearchRequest } from "../vector-store/index.ts";
 import { compilePg, metadataColumn, type FilterNode } from "./filters-pg.ts";
-import { comparePk, readValue, vectorText, type Param } from "./pgvector-rows.ts";
+import { readValue, vectorText, type Param } from "./pgvector-rows.ts";
 import { indexedExpression, indexKind, qualified, queryVector, type TableComment } from "./pgvector-schema.ts";
 import type { PlatformSearchResult } from "./types.ts";
 

@@ -10,24 +10,20 @@
 // that reaches TARGET_RECALL; exact when none does. Runs in the background, a query at a time;
 // searches use the defaults meanwhile.
 import { cutWithTies, exactTopK, rescore } from "./exact.ts";
-import type { Generation } from "./generation.ts";
-import { normalizeInPlace } from "./mirror.ts";
-import { exactCostUs, filteredRescore, filteredWant, firstPassKq, hnswCandidates, hnswCostUs, searchBreadth } from "./planner.ts";
+import type { HnswIndex } from "./hnsw.ts";
+import { type Mirror, normalizeInPlace } from "./mirror.ts";
+import { type Band, type Calibration, exactCostUs, filteredHnswPlan, hnswCostUs, searchBreadth } from "./planner.ts";
+import { hnswCandidates } from "./search.ts";
+import type { GenerationSpec } from "./types.ts";
 
-export type BandChoice = "exact" | number;
-
-export interface Band {
-  selectivity: number;
-  /** `exact`, or the depth multiplier of the HNSW search. */
-  choice: BandChoice;
-  /** Mean recall@k of the chosen HNSW depth (1 for exact). */
-  recall: number;
-}
-
-export interface Calibration {
-  liveRows: number;
-  /** Highest selectivity first. */
-  bands: Band[];
+/**
+ * What a measurement reads: a generation's mirror and the index as it was when the measurement
+ * started (a rebuild meanwhile replaces the generation's index, not this one; same rows).
+ */
+export interface CalibrationTarget {
+  mirror: Mirror;
+  index: HnswIndex;
+  spec: GenerationSpec;
 }
 
 const LADDER = [0.5, 0.2, 0.1, 0.05, 0.02, 0.01];
@@ -65,40 +61,38 @@ export function calibratable(liveRows: number): boolean {
   return liveRows * LADDER[0]! >= MIN_MATCHES;
 }
 
-/** The band measured nearest (in log scale) to an estimated selectivity; null far below the lowest. */
-export function bandFor(cal: Calibration, selectivity: number): Band | null {
-  const lowest = cal.bands[cal.bands.length - 1];
-  if (!lowest || selectivity < lowest.selectivity / 2) return null;
-  const distance = (band: Band) => Math.abs(Math.log(band.selectivity / selectivity));
-  return cal.bands.reduce((best, band) => (distance(band) < distance(best) ? band : best));
-}
-
 /** Stable pseudo-random membership in [0, 1) per rid: a filter that ignores the vectors. */
 function unitHash(rid: number): number {
   return (Math.imul(rid ^ 0x5bd1e995, 0x9e3779b1) >>> 0) / 4294967296;
 }
 
-/** Measures the bands; null when the generation went away meanwhile. `pause` yields to searches. */
-export async function calibrate(gen: Generation, pause: () => Promise<void>): Promise<Calibration | null> {
-  const mirror = gen.mirror;
+/**
+ * Measures the bands; null when the generation went away meanwhile (`closed`). `pause` yields to
+ * searches between queries.
+ */
+export async function calibrate(target: CalibrationTarget, pause: () => Promise<void>, closed: () => boolean): Promise<Calibration | null> {
+  const { mirror, index } = target;
   const live = mirror.liveRids();
-  const dims = gen.spec.dimensions;
-  const breadth = searchBreadth(live.length, gen.hnsw.params.expansionSearch);
-  const queries = probeQueries(gen, live, breadth);
+  const dims = target.spec.dimensions;
+  const expansionSearch = index.params.expansionSearch;
+  const breadth = searchBreadth(live.length, expansionSearch);
+  const queries = probeQueries(target, live, breadth);
   const bands: Band[] = [];
   for (const p of LADDER) {
     const pred = (rid: number) => unitHash(rid) < p;
     const matching = live.filter(pred);
     if (matching.length < MIN_MATCHES || matching.length > MAX_MATCHES) continue;
-    const depths = DEPTHS.filter((d) => hnswCostUs(firstPassKq(filteredWant(K), p, true, breadth, gen.hnsw, d), dims) < exactCostUs(matching.length, dims));
+    const plan = (depth: number) => filteredHnswPlan(K, p, breadth, expansionSearch, depth);
+    const depths = DEPTHS.filter((d) => hnswCostUs(plan(d).firstKq, dims) < exactCostUs(matching.length, dims));
+    const plans = depths.map(plan);
     const recall = depths.map(() => 0);
     for (const query of queries) {
-      if (gen.closed) return null;
+      if (closed()) return null;
       const truth = new Set(exactTopK(mirror, query, matching, K).map((c) => c.rid));
-      depths.forEach((d, i) => {
-        const found = hnswCandidates(gen.hnsw, mirror, query, filteredWant(K), pred, p, null, breadth, d);
+      plans.forEach((plan, i) => {
+        const found = hnswCandidates(index, mirror, query, plan, pred, null);
         if (!found.complete) return void (recall[i]! += 1); // the search falls back to the exact path
-        const top = cutWithTies(rescore(mirror, query, found.rids.slice(0, filteredRescore(K, breadth, d))), K).slice(0, K);
+        const top = cutWithTies(rescore(mirror, query, found.rids.slice(0, plan.rescore)), K).slice(0, K);
         recall[i]! += top.filter((c) => truth.has(c.rid)).length / Math.min(K, truth.size || K);
       });
       await pause();
@@ -117,9 +111,8 @@ export async function calibrate(gen: Generation, pause: () => Promise<void>): Pr
  * direction by its distance to its nearest neighbour — as far from the data as a new point
  * drawn from the same distribution tends to be.
  */
-function probeQueries(gen: Generation, live: Uint32Array, breadth: number): Float32Array[] {
-  const mirror = gen.mirror;
-  const dims = gen.spec.dimensions;
+function probeQueries({ mirror, index, spec }: CalibrationTarget, live: Uint32Array, breadth: number): Float32Array[] {
+  const dims = spec.dimensions;
   const step = Math.max(1, Math.floor(live.length / QUERIES));
   let seed = 0x2545f491;
   const gaussian = () => {
@@ -132,7 +125,7 @@ function probeQueries(gen: Generation, live: Uint32Array, breadth: number): Floa
   for (let i = 0; i < QUERIES && i * step < live.length; i++) {
     const self = live[i * step]!;
     const row = mirror.vectorOf(self);
-    const nearest = rescore(mirror, row, gen.hnsw.search(row, Math.min(breadth, gen.hnsw.size), (rid, v) => mirror.isCurrent(rid, v)).rids.filter((rid) => rid !== self));
+    const nearest = rescore(mirror, row, index.search(row, Math.min(breadth, index.size), (rid, v) => mirror.isCurrent(rid, v)).rids.filter((rid) => rid !== self));
     const gap = Math.sqrt(2 * Math.max(0, Math.min(...nearest.map((c) => c.distance), 1))); // unit vectors: |a − b|² = 2(1 − cos)
     const noise = Float32Array.from({ length: dims }, gaussian);
     const scale = (PROBE_MOVE * gap) / Math.sqrt(noise.reduce((sum, x) => sum + x * x, 0));

@@ -1,44 +1,28 @@
-// One generation of a collection held in process: its mirror, its HNSW index and its state.
-// Start-up: load the checkpoint (if every check passes, checkpoint.ts), load the mirror from
-// libSQL, add every live row version the index lacks (the restart invariant, coverLiveRows),
-// then a self-search sample. Any doubt → the index is rebuilt in the background while searches
-// are answered exactly (never empty/partial). Upkeep in the background: checkpoints by rows
-// written, compaction of dead keys (hnsw.ts), stray sweeps (strays.ts).
+// One generation of a collection held in process: its mirror, its HNSW index and its state, and
+// the live operations on them: writes applied after they commit, pins held by searches, and upkeep
+// in the background (checkpoints by rows written, compaction of dead keys (hnsw.ts), stray sweeps
+// (strays.ts), calibration). Start-up and the checkpoint cadence live in restart.ts. Whenever the
+// index is in doubt it is rebuilt in the background while searches are answered exactly (never
+// empty/partial).
 import type { Client } from "@libsql/client";
-import { type Calibration, calibratable, calibrate, isStale } from "./calibration.ts";
-import { loadCheckpoint, removeCheckpointFiles, writeCheckpoint } from "./checkpoint.ts";
-import { HnswIndex } from "./hnsw.ts";
+import { calibratable, calibrate, isStale } from "./calibration.ts";
+import { removeCheckpointFiles, writeCheckpoint } from "./checkpoint.ts";
+import { addCurrentVersions, HnswIndex } from "./hnsw.ts";
 import { Mutex } from "./lock.ts";
-import { GATHER_ROWS, Mirror } from "./mirror.ts";
-import { pruneTombstones, readChangesSince, readRowPage, readSeq } from "./reads.ts";
-import { readCheckpointRecord, recordCheckpoint } from "./registry.ts";
-import { checkStrays, selfCheck, StraySweeper } from "./strays.ts";
+import { Mirror } from "./mirror.ts";
+import type { Calibration } from "./planner.ts";
+import { pruneTombstones, readChangesSince } from "./reads.ts";
+import { recordCheckpoint } from "./registry.ts";
+import { checkpointDue, REBUILD_STEP_ROWS, restore } from "./restart.ts";
+import { checkStrays, StraySweeper } from "./strays.ts";
 import type { GenerationRef } from "./rows.ts";
 import type { CollectionStatus, GenerationSpec, IndexParams, MetadataValue, UpsertRow } from "./types.ts";
 
 export type StoreLog = (event: string, fields: Record<string, unknown>) => void;
 
-const LOAD_PAGE_ROWS = 4096;
-/** Rows added per rebuild step; the event loop gets a turn between steps. */
-const REBUILD_STEP_ROWS = 1024;
 /** Compaction (hnsw.ts): dead keys past this share of the index, and at least this many. */
 const COMPACT_DEAD_SHARE = 0.25;
 const COMPACT_MIN_DEAD = 1024;
-/**
- * An index checkpoint follows every max(CHECKPOINT_ROWS, keys / CHECKPOINT_SHARE) rows written
- * (upserted or deleted), and any write CHECKPOINT_MS after the last one, so a restart after
- * kill -9 replays at most that many rows + one write batch − 1 (a checkpoint holds the
- * generation's lock: writes wait for it): 8,192 + a batch up to 131k keys, 1/16 of the index
- * beyond (so saves stay a small share of write time: a save writes the whole index, ~0.4 KB a
- * row at 256 dims i8). Measured (`bun run bench restart`, 256 dims, 2 cores shared with other
- * work, load 3-5): 107k rows killed 8,000 rows past a checkpoint → servable through HNSW in
- * 8.8 s (index file checked and loaded 0.15 s, rows read 1.3 s, 8,000 rows replayed 7.1 s);
- * with no checkpoint, the same 107k rows rebuild in 71 s (100k: 37-47 s). Uncontended usearch
- * adds ~0.3 ms a row at this size, so the bound replays in ~2.5 s.
- */
-export const CHECKPOINT_ROWS = 8_192;
-const CHECKPOINT_SHARE = 16;
-const CHECKPOINT_MS = 5 * 60_000;
 
 export class Generation implements GenerationRef {
   status: CollectionStatus = "loading";
@@ -94,39 +78,20 @@ export class Generation implements GenerationRef {
     return new Promise((resolve) => (this.unpinned = resolve));
   }
 
-  /** Loads everything; resolves when servable (the rebuild, if any, continues in the background). */
+  /** Loads everything (restart.ts); resolves when servable (the rebuild, if any, continues in the background). */
   async load(client: Client): Promise<{ rebuild: Promise<void> | null }> {
     return this.lock.run(async () => {
-      const startSeq = await readSeq(client, this);
-      const recorded = await readCheckpointRecord(client, this.collection, this.generation);
-      const t0 = performance.now();
-      const checkpoint = loadCheckpoint(this.indexDir, this.collection, this.generation, this.spec.dimensions, this.params, recorded);
-      const tCheckpoint = performance.now();
-      for (let after = 0; ; ) {
-        const page = await readRowPage(client, this, after, LOAD_PAGE_ROWS);
-        if (page.length === 0) break;
-        for (const row of page) this.mirror.set(row.rid, row.vector, row.metadata, row.pk, row.text, row.vecSeq);
-        after = page[page.length - 1]!.rid;
-      }
-      this.appliedSeq = startSeq;
-      const t1 = performance.now();
-      let problem = checkpoint.ok ? null : checkpoint.problem;
-      let replayed = 0;
-      let timing = {};
-      if (checkpoint.ok) {
-        this.hnsw = checkpoint.index;
-        this.checkpointSeq = checkpoint.meta.seq;
-        if (checkpoint.meta.seq > startSeq) problem = `checkpoint at seq ${checkpoint.meta.seq} is ahead of libSQL (${startSeq})`;
-        else {
-          replayed = await this.coverLiveRows();
-          problem = selfCheck(this.hnsw, this.mirror);
-          timing = { checkpointMs: Math.round(tCheckpoint - t0), rowsMs: Math.round(t1 - tCheckpoint), replayMs: Math.round(performance.now() - t1) };
-        }
+      const restored = await restore(client, this, this.mirror, { indexDir: this.indexDir, params: this.params });
+      this.appliedSeq = restored.seq;
+      if (restored.checkpoint) {
+        this.hnsw = restored.checkpoint.index;
+        this.checkpointSeq = restored.checkpoint.seq;
       }
       await this.catchUp(client);
+      const problem = restored.problem;
       if (!problem) {
         this.status = "ready";
-        this.log("vector_store.index_loaded", { collection: this.collection, generation: this.generation, rows: this.mirror.liveCount, replayed, dead: this.hnsw.dead, ...timing });
+        this.log("vector_store.index_loaded", { collection: this.collection, generation: this.generation, rows: this.mirror.liveCount, replayed: restored.replayed, dead: this.hnsw.dead, ...restored.timing });
         const compaction = this.compactIfDead(client);
         if (!compaction) {
           this.sweeper.owe();
@@ -138,29 +103,6 @@ export class Generation implements GenerationRef {
       if (hadCheckpoint) this.log("vector_store.index_rebuild", { collection: this.collection, generation: this.generation, reason: problem });
       return { rebuild: this.startRebuild(client) };
     });
-  }
-
-  /**
-   * The restart invariant: every live row's current version is in the index (count and change
-   * sequence are what the keys encode). Adds every one that is missing — the rows written after
-   * the checkpoint, and anything a checkpoint should have had and did not; every other key in
-   * the index is dead (deleted or replaced rows) and never returned. Returns rows added.
-   */
-  private async coverLiveRows(): Promise<number> {
-    const rids = this.mirror.liveRids();
-    const missing: number[] = [];
-    for (let i = 0; i < rids.length; i += LOAD_PAGE_ROWS) {
-      const step = rids.subarray(i, i + LOAD_PAGE_ROWS);
-      const present = this.hnsw.has(step, Array.from(step, (rid) => this.mirror.versionOf(rid)));
-      present.forEach((p, j) => p || missing.push(step[j]!));
-    }
-    // In steps, the event loop served between them (searches take the SQL path while loading).
-    for (let i = 0; i < missing.length; i += REBUILD_STEP_ROWS) {
-      this.upsertIndex(missing.slice(i, i + REBUILD_STEP_ROWS));
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-    this.hnsw.dead = this.hnsw.size - this.mirror.liveCount;
-    return missing.length;
   }
 
   /** Serves exactly while a fresh index is built from the mirror in the background. */
@@ -178,7 +120,7 @@ export class Generation implements GenerationRef {
     for (let i = 0; i < rids.length && !this.closed; i += REBUILD_STEP_ROWS) {
       // Writes during the rebuild go to this same index; `add` skips versions already placed.
       const step = Array.from(rids.subarray(i, i + REBUILD_STEP_ROWS)).filter((rid) => this.mirror.isLive(rid));
-      this.upsertIndex(step);
+      addCurrentVersions(this.hnsw, this.mirror, step);
       await new Promise((resolve) => setImmediate(resolve));
     }
     if (this.closed) return;
@@ -213,18 +155,6 @@ export class Generation implements GenerationRef {
     return this.startRebuild(client);
   }
 
-  /** (Re-)adds rids' current versions from the mirror, in gather-sized batches (ascending: one slab each). */
-  private upsertIndex(rids: number[]): void {
-    const sorted = Float64Array.from(rids).sort();
-    for (let i = 0; i < sorted.length; ) {
-      const vectors = this.mirror.gather(sorted, i, GATHER_ROWS).slice();
-      const n = vectors.length / this.spec.dimensions;
-      const step = sorted.subarray(i, i + n);
-      this.hnsw.add(step, Array.from(step, (rid) => this.mirror.versionOf(rid)), vectors);
-      i += n;
-    }
-  }
-
   /** Applies rows changed by anyone (another process sharing the database) since appliedSeq. */
   async catchUp(client: Client): Promise<void> {
     const changes = await readChangesSince(client, this, this.appliedSeq);
@@ -235,7 +165,7 @@ export class Generation implements GenerationRef {
       if (changed.has(row)) this.mirror.set(row.rid, row.vector, row.metadata, row.pk, row.text, row.vecSeq);
       else this.mirror.setMetadata(row.rid, row.metadata);
     }
-    this.upsertIndex(rids);
+    addCurrentVersions(this.hnsw, this.mirror, rids);
     if (this.status === "ready") checkStrays(this.hnsw, this.mirror, rids);
     if (rids.length > 0) this.sweeper.noteWrite(rids.length);
     this.applyDelete(changes.gone);
@@ -258,7 +188,7 @@ export class Generation implements GenerationRef {
       const rid = rids.get(row.pk);
       if (rid !== undefined) this.mirror.set(rid, row.vector, typed[i]!, row.pk, row.text, seq);
     });
-    this.upsertIndex(order);
+    addCurrentVersions(this.hnsw, this.mirror, order);
     if (this.status === "ready") checkStrays(this.hnsw, this.mirror, order);
     this.writtenSinceCheckpoint += order.length;
     this.sweeper.noteWrite(order.length);
@@ -282,12 +212,12 @@ export class Generation implements GenerationRef {
   }
 
   /**
-   * After a write (outside its lock): a checkpoint when CHECKPOINT_ROWS rows or CHECKPOINT_MS
-   * have passed, or a compaction when dead keys pile up. In the background, one at a time.
+   * After a write (outside its lock): a checkpoint when due (restart.ts checkpointDue), or a
+   * compaction when dead keys pile up. In the background, one at a time.
    */
   afterWrite(client: Client): void {
     if (this.upkeep || this.status !== "ready" || this.closed) return;
-    const due = this.writtenSinceCheckpoint >= Math.max(CHECKPOINT_ROWS, this.hnsw.size / CHECKPOINT_SHARE) || (this.writtenSinceCheckpoint > 0 && performance.now() - this.checkpointedAt >= CHECKPOINT_MS);
+    const due = checkpointDue(this.writtenSinceCheckpoint, this.hnsw.size, performance.now() - this.checkpointedAt);
     const work = this.compactIfDead(client) ?? (due ? this.checkpoint(client) : null);
     if (work) this.track(work);
   }
@@ -332,7 +262,8 @@ export class Generation implements GenerationRef {
       const started = performance.now();
       try {
         if (this.status !== "ready" || !calibratable(this.mirror.liveCount)) return;
-        const result = await calibrate(this, () => new Promise((resolve) => setImmediate(resolve)));
+        const target = { mirror: this.mirror, index: this.hnsw, spec: this.spec };
+        const result = await calibrate(target, () => new Promise((resolve) => setImmediate(resolve)), () => this.closed);
         if (!result) return;
         this.calibration = result;
         this.log("vector_store.calibrated", { collection: this.collection, generation: this.generation, rows: result.liveRows, bands: result.bands, ms: Math.round(performance.now() - started) });

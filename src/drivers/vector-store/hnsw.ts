@@ -21,6 +21,7 @@
 // dead share passes COMPACT_DEAD_SHARE. Files we write therefore never hold a deleted slot,
 // and checkpoint.ts refuses any file that does before usearch sees it.
 import { Index, MetricKind, ScalarKind } from "usearch";
+import { GATHER_ROWS, type Mirror } from "./mirror.ts";
 import type { IndexParams, ScalarKindName } from "./types.ts";
 
 const SCALARS: Record<ScalarKindName, ScalarKind> = { f32: ScalarKind.F32, f16: ScalarKind.F16, i8: ScalarKind.I8 };
@@ -45,7 +46,7 @@ export class HnswIndex {
   /**
    * Rows whose current version a search by its own vector did not reach: HNSW's pruning leaves
    * some nodes with no way in (~0.1-0.3 % on random 64-256-dim vectors at M=16). Searches
-   * score these exactly beside the graph's candidates (planner.ts withStrays), so every row
+   * score these exactly beside the graph's candidates (search.ts withStrays), so every row
    * is findable by its own vector. Filled by the generation's sweep and its write checks.
    */
   readonly strays = new Set<number>();
@@ -136,5 +137,20 @@ export class HnswIndex {
   memoryBytes(): number {
     const perVector = this.dims * SCALAR_BYTES[this.params.scalar] + this.params.connectivity * 2 * 4 + 16;
     return this.index.capacity() * perVector;
+  }
+}
+
+/**
+ * (Re-)adds rids' current versions from the mirror, in gather-sized batches (ascending rids: one
+ * slab each, so each batch is one gather). Versions already in the index are skipped (`add`).
+ */
+export function addCurrentVersions(index: HnswIndex, mirror: Mirror, rids: number[]): void {
+  const sorted = Float64Array.from(rids).sort();
+  for (let i = 0; i < sorted.length; ) {
+    const vectors = mirror.gather(sorted, i, GATHER_ROWS).slice();
+    const n = vectors.length / mirror.dims;
+    const step = sorted.subarray(i, i + n);
+    index.add(step, Array.from(step, (rid) => mirror.versionOf(rid)), vectors);
+    i += n;
   }
 }

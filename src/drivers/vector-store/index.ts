@@ -1,6 +1,6 @@
 // The managed vector store (ARCHITECTURE "Stores"): durable rows in libSQL, a usearch HNSW index
 // per collection generation, exact filtering, and a planner between exact and HNSW search.
-export { DEFAULT_INDEX_PARAMS, VectorStore, type VectorStoreOptions, type WriteTarget } from "./store.ts";
+export { DEFAULT_INDEX_PARAMS, VectorStore, type VectorStoreOptions } from "./store.ts";
 export { FilterError, VectorStoreError, type FilterIssue, type VectorStoreErrorCode } from "./errors.ts";
 export { parseFilter, compileSql, compilePredicate } from "./filters/index.ts";
 export type * from "./types.ts";

@@ -7,8 +7,10 @@
 // the m* solving  m·a = b + c·O·k·N/m; HNSW's recall adds a floor linear in N (exactCap).
 // Route by the estimated match count, not by percent. These defaults hold on the benchmark's data;
 // calibration.ts measures each collection and deepens (or replaces) filtered HNSW where they don't.
+// The planner only decides: from counts, a sample of the mirror and the collection's calibration
+// (never a vector, never SQL) it makes a Plan, a plain value search.ts runs. A bounded exact read
+// carries the plan to follow past its limit, so a search never comes back here midway.
 import type { Predicate } from "./filters/index.ts";
-import type { HnswIndex } from "./hnsw.ts";
 import type { Mirror } from "./mirror.ts";
 
 /**
@@ -44,7 +46,7 @@ const SAMPLE_ROWS = 1024;
 const NEAR_CAP = 4;
 
 /** Unfiltered searches over at most this many rows are exact (one gather chunk, ~0.3 ms). */
-export const EXACT_UNFILTERED_ROWS = 2048;
+const EXACT_UNFILTERED_ROWS = 2048;
 
 /**
  * How wide an HNSW search must be (usearch's ef is max(expansion_search, results asked for)).
@@ -62,12 +64,12 @@ const MAX_BREADTH = 1024;
  * A filtered search reaches past unfiltered rank k/p, where a large graph's order is loosest:
  * on 1M × 768 at 5 % recall@10 was 0.977 with kq = 1.6·k/p. The factor is 1 up to 100k rows.
  */
-function deepening(breadth: number, index: HnswIndex): number {
-  return Math.sqrt(breadth / index.params.expansionSearch);
+function deepening(breadth: number, expansionSearch: number): number {
+  return Math.sqrt(breadth / expansionSearch);
 }
 
 /** Passing candidates a filtered search re-scores: a broad filter's passes crowd the top, so more of them. */
-export function filteredRescore(k: number, breadth: number, depth = 1): number {
+function filteredRescore(k: number, breadth: number, depth = 1): number {
   return 4 * depth * rerankWant(k, breadth);
 }
 
@@ -81,7 +83,7 @@ export function rerankWant(k: number, breadth: number): number {
 }
 
 /** Rows that must pass a filter among the HNSW candidates. */
-export function filteredWant(k: number): number {
+function filteredWant(k: number): number {
   return k;
 }
 
@@ -147,54 +149,118 @@ export function routeFiltered(selectivity: number, liveRows: number, cap: number
   return { path: "hnsw", selectivity };
 }
 
-export interface HnswOutcome {
-  /** Live rids passing the filter, nearest first by the index's (approximate) distance. */
-  rids: number[];
-  /** False when the index could not find enough: the caller falls back to the exact path. */
-  complete: boolean;
-}
-
 /** The candidates a first HNSW pass asks for; `depth` (calibration.ts) multiplies the whole search. */
-export function firstPassKq(want: number, selectivity: number, filtered: boolean, breadth: number, index: HnswIndex, depth = 1): number {
-  const perPass = (want / Math.max(selectivity, 1e-6)) * (filtered ? OVERSAMPLE * deepening(breadth, index) : 1);
+function firstPassKq(want: number, selectivity: number, filtered: boolean, breadth: number, expansionSearch: number, depth = 1): number {
+  const perPass = (want / Math.max(selectivity, 1e-6)) * (filtered ? OVERSAMPLE * deepening(breadth, expansionSearch) : 1);
   return Math.ceil(depth * Math.max(breadth, perPass));
 }
 
-/**
- * HNSW search with oversampling and exact post-filtering, widening ×2 (three times at most)
- * until `want` rows pass, the index is exhausted, or what remains is below `minScore`.
- */
-export function hnswCandidates(
-  index: HnswIndex,
-  mirror: Mirror,
-  query: Float32Array,
-  want: number,
-  pred: Predicate<number> | null,
-  selectivity: number,
-  minScore: number | null,
-  breadth: number,
-  depth = 1,
-): HnswOutcome {
-  let kq = firstPassKq(want, selectivity, pred !== null, breadth, index, depth);
-  const maxKq = kq * 8;
-  for (;;) {
-    kq = Math.min(kq, index.size);
-    const found = index.search(query, kq, (rid, version) => mirror.isCurrent(rid, version));
-    const rids = pred ? found.rids.filter((rid) => pred(rid)) : found.rids;
-    if (rids.length >= want || found.exhausted || kq >= index.size) return { rids, complete: true };
-    const farthest = found.distances[found.distances.length - 1];
-    // f16/i8 distances are approximate: keep a margin before concluding nothing further can qualify
-    if (minScore !== null && farthest !== undefined && 1 - farthest < minScore - 0.02) return { rids, complete: true };
-    if (kq >= maxKq) return { rids, complete: false };
-    kq *= 2;
-  }
+/** An HNSW pass that still finds too few asks for twice as many, up to this many times the first. */
+const MAX_WIDENING = 8;
+
+/** What calibration.ts measured on the collection's own data, as the planner reads it. */
+export interface Calibration {
+  liveRows: number;
+  /** Highest selectivity first. */
+  bands: Band[];
 }
 
-/** Candidates plus the index's strays that are current and pass the filter (hnsw.ts `strays`). */
-export function withStrays(index: HnswIndex, mirror: Mirror, rids: number[], pred: Predicate<number> | null): number[] {
-  if (index.strays.size === 0) return rids;
-  const seen = new Set(rids);
-  const out = rids.slice();
-  for (const rid of index.strays) if (!seen.has(rid) && mirror.isLive(rid) && (!pred || pred(rid))) out.push(rid);
-  return out;
+export interface Band {
+  selectivity: number;
+  /** `exact`, or the depth multiplier of the HNSW search. */
+  choice: BandChoice;
+  /** Mean recall@k of the chosen HNSW depth (1 for exact). */
+  recall: number;
+}
+
+export type BandChoice = "exact" | number;
+
+/** The band measured nearest (in log scale) to an estimated selectivity; null far below the lowest. */
+export function bandFor(cal: Calibration, selectivity: number): Band | null {
+  const lowest = cal.bands[cal.bands.length - 1];
+  if (!lowest || selectivity < lowest.selectivity / 2) return null;
+  const distance = (band: Band) => Math.abs(Math.log(band.selectivity / selectivity));
+  return cal.bands.reduce((best, band) => (distance(band) < distance(best) ? band : best));
+}
+
+/** Score every row (with a filter: every matching row) exactly, from the mirror. */
+export interface ExactPlan {
+  path: "exact";
+}
+
+/**
+ * The exact path when at most `limit` rows match, as one bounded SQL read finds; past it the
+ * estimate was low and `beyond` runs, planned for the fewest matches that overflow the limit.
+ */
+export interface BoundedExactPlan {
+  path: "exact-bounded";
+  limit: number;
+  beyond: ExactPlan | HnswPlan;
+}
+
+/** HNSW with exact post-filtering; its candidates are re-scored in f32 (search.ts). */
+export interface HnswPlan {
+  path: "hnsw";
+  /** Candidates that must pass the filter before the search stops widening. */
+  want: number;
+  /** Candidates the first pass asks for; each further pass asks for twice as many, up to `maxKq`. */
+  firstKq: number;
+  maxKq: number;
+  /** Passing candidates, in the index's order, re-scored in f32 (the index's strays beside them). */
+  rescore: number;
+  /**
+   * Fewer than `want` found at `maxKq`: a filtered search answers exactly instead; an unfiltered
+   * one keeps what it found (every row passes, so only dead keys can leave it short).
+   */
+  exactIfShort: boolean;
+}
+
+export type Plan = ExactPlan | BoundedExactPlan | HnswPlan;
+
+/** The generation as the planner sees it: counts and settings, no rows. */
+export interface PlanInput {
+  k: number;
+  liveRows: number;
+  dims: number;
+  /** False while the index is rebuilding: the exact path answers everything. */
+  indexReady: boolean;
+  expansionSearch: number;
+  calibration: Calibration | null;
+  /** Scales exactCap (VectorStoreOptions.exactCapScale). */
+  capScale?: number;
+}
+
+export function planUnfiltered(input: PlanInput): ExactPlan | HnswPlan {
+  if (input.liveRows <= EXACT_UNFILTERED_ROWS || !input.indexReady) return { path: "exact" };
+  const breadth = searchBreadth(input.liveRows, input.expansionSearch);
+  const want = rerankWant(input.k, breadth);
+  const firstKq = firstPassKq(want, 1, false, breadth, input.expansionSearch);
+  return { path: "hnsw", want, firstKq, maxKq: firstKq * MAX_WIDENING, rescore: want, exactIfShort: false };
+}
+
+/** Routes a filtered search by its estimated match count (`pred` sampled over the mirror). */
+export function planFiltered(input: PlanInput, pred: Predicate<number>, mirror: Mirror): Plan {
+  if (!input.indexReady) return { path: "exact" };
+  const cap = exactCap(input.k, input.liveRows, input.capScale, input.dims);
+  const selectivity = estimateSelectivity(pred, mirror, cap);
+  const route = routeFiltered(selectivity, input.liveRows, cap);
+  if (route.path === "hnsw") return planCalibrated(input, selectivity);
+  // Overflowing the read means at least limit + 1 matches: the estimate rises to that.
+  const beyond = planCalibrated(input, Math.max(selectivity, (route.limit + 1) / input.liveRows));
+  return { path: "exact-bounded", limit: route.limit, beyond };
+}
+
+/** The collection's own measurement (calibration.ts) may ask for a deeper search, or none. */
+function planCalibrated(input: PlanInput, selectivity: number): ExactPlan | HnswPlan {
+  const band = input.calibration ? bandFor(input.calibration, selectivity) : null;
+  if (band?.choice === "exact") return { path: "exact" };
+  const breadth = searchBreadth(input.liveRows, input.expansionSearch);
+  return filteredHnswPlan(input.k, selectivity, breadth, input.expansionSearch, band?.choice ?? 1);
+}
+
+/** A filtered HNSW search; `depth` multiplies the whole search (calibration.ts measures each). */
+export function filteredHnswPlan(k: number, selectivity: number, breadth: number, expansionSearch: number, depth = 1): HnswPlan {
+  const want = filteredWant(k);
+  const firstKq = firstPassKq(want, selectivity, true, breadth, expansionSearch, depth);
+  return { path: "hnsw", want, firstKq, maxKq: firstKq * MAX_WIDENING, rescore: filteredRescore(k, breadth, depth), exactIfShort: true };
 }

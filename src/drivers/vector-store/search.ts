@@ -1,21 +1,28 @@
-// One search against one generation. Whatever the path, results are exact with respect to the
-// filter, scored by exact f32 cosine, ordered by score then primary key, with min score applied.
-// On a ready generation everything but the exact path's rid read (and the text, when texts are
-// not kept in memory) comes from the mirror, read synchronously: one consistent state, the one
-// every acknowledged write has reached.
+// One search against one generation: the planner (planner.ts) decides the path, this module runs
+// it. Whatever the path, results are exact with respect to the filter, scored by exact f32 cosine,
+// ordered by score then primary key, with min score applied. On a ready generation everything
+// but the exact path's rid read (and the text, when texts are not kept in memory) comes from the
+// mirror, read synchronously: one consistent state, the one every acknowledged write has reached.
 import type { Client } from "@libsql/client";
-import { bandFor } from "./calibration.ts";
+import { comparePk } from "../../shared/pk-order.ts";
 import { VectorStoreError } from "./errors.ts";
 import { type Candidate, cutWithTies, exactTopK, rescore, SCAN_MIN_ROWS, scanTopK } from "./exact.ts";
 import { compilePredicate, compileSql, type FilterNode, metadataColumnName, type Predicate } from "./filters/index.ts";
-import type { Generation } from "./generation.ts";
+import type { HnswIndex } from "./hnsw.ts";
+import { type Mirror, normalizeInPlace } from "./mirror.ts";
+import { type Calibration, type HnswPlan, type Plan, type PlanInput, planFiltered, planUnfiltered } from "./planner.ts";
 import { matchingRids, readTexts } from "./reads.ts";
-import { normalizeInPlace } from "./mirror.ts";
-import { comparePk } from "./pk-order.ts";
-import { EXACT_UNFILTERED_ROWS, estimateSelectivity, exactCap, filteredRescore, filteredWant, hnswCandidates, rerankWant, routeFiltered, searchBreadth, withStrays } from "./planner.ts";
-import { readMetadataValue } from "./rows.ts";
+import { type GenerationRef, readMetadataValue } from "./rows.ts";
 import { generationTables } from "./schema.ts";
-import type { Metadata, SearchHit, SearchPath, SearchRequest, SearchResult } from "./types.ts";
+import type { CollectionStatus, Metadata, SearchHit, SearchPath, SearchRequest, SearchResult } from "./types.ts";
+
+/** What a search reads of its generation (generation.ts); the index object changes on a rebuild. */
+export interface SearchTarget extends GenerationRef {
+  readonly status: CollectionStatus;
+  readonly mirror: Mirror;
+  readonly hnsw: HnswIndex;
+  readonly calibration: Calibration | null;
+}
 
 export function queryVector(req: SearchRequest, dims: number): Float32Array {
   if (req.vector.length !== dims) {
@@ -31,72 +38,91 @@ interface Found {
   path: SearchPath;
 }
 
-export async function searchGeneration(client: Client, gen: Generation, req: SearchRequest, node: FilterNode | null, capScale?: number): Promise<SearchResult> {
+/** A search's parsed filter (compiled to SQL for the exact path's rid read) and its predicate over the mirror. */
+interface Filter {
+  node: FilterNode;
+  pred: Predicate<number>;
+}
+
+export async function searchGeneration(client: Client, gen: SearchTarget, req: SearchRequest, node: FilterNode | null, capScale?: number): Promise<SearchResult> {
   const query = queryVector(req, gen.spec.dimensions);
   if (gen.status === "loading") return searchSql(client, gen, query, req, node);
-  if (gen.mirror.liveCount === 0 || req.k <= 0) return { hits: [], path: "empty" };
-  const found = node ? await searchFiltered(client, gen, query, req, node, capScale) : searchUnfiltered(gen, query, req);
+  const mirror = gen.mirror;
+  if (mirror.liveCount === 0 || req.k <= 0) return { hits: [], path: "empty" };
+  const input: PlanInput = {
+    k: req.k,
+    liveRows: mirror.liveCount,
+    dims: gen.spec.dimensions,
+    indexReady: gen.status === "ready",
+    expansionSearch: gen.hnsw.params.expansionSearch,
+    calibration: gen.calibration,
+    capScale,
+  };
+  const filter = node ? { node, pred: compilePredicate(node, mirror.access) } : null;
+  const plan = filter ? planFiltered(input, filter.pred, mirror) : planUnfiltered(input);
+  const found = await run(client, gen, query, req, plan, filter);
   const minScore = req.minScore ?? null;
   const candidates = minScore === null ? found.candidates : found.candidates.filter((c) => 1 - c.distance >= minScore);
   return { hits: await finish(client, gen, candidates, req.k), path: found.path };
 }
 
-function searchUnfiltered(gen: Generation, query: Float32Array, req: SearchRequest): Found {
+/** Runs a plan; a bounded exact read that overflows, or an HNSW search that falls short, runs the plan's next step. */
+async function run(client: Client, gen: SearchTarget, query: Float32Array, req: SearchRequest, plan: Plan, filter: Filter | null): Promise<Found> {
   const mirror = gen.mirror;
-  if (mirror.liveCount <= EXACT_UNFILTERED_ROWS || gen.status !== "ready") {
-    return { candidates: exactTopK(mirror, query, mirror.liveRids(), req.k), path: "exact-memory" };
+  const pred = filter?.pred ?? null;
+  if (plan.path === "hnsw") {
+    const found = hnswCandidates(gen.hnsw, mirror, query, plan, pred, req.minScore ?? null);
+    if (!found.complete && plan.exactIfShort) return run(client, gen, query, req, { path: "exact" }, filter);
+    const rids = withStrays(gen.hnsw, mirror, found.rids.slice(0, plan.rescore), pred);
+    return { candidates: cutWithTies(rescore(mirror, query, rids), req.k), path: "hnsw" };
   }
-  const breadth = searchBreadth(mirror.liveCount, gen.hnsw.params.expansionSearch);
-  const want = rerankWant(req.k, breadth);
-  const found = hnswCandidates(gen.hnsw, mirror, query, want, null, 1, req.minScore ?? null, breadth);
-  return { candidates: cutWithTies(rescore(mirror, query, withStrays(gen.hnsw, mirror, found.rids.slice(0, want), null)), req.k), path: "hnsw" };
-}
-
-async function searchFiltered(client: Client, gen: Generation, query: Float32Array, req: SearchRequest, node: FilterNode, capScale?: number): Promise<Found> {
-  const mirror = gen.mirror;
-  const pred = compilePredicate(node, mirror.access);
+  if (!filter) return { candidates: exactTopK(mirror, query, mirror.liveRids(), req.k), path: "exact-memory" };
+  const limit = plan.path === "exact-bounded" ? plan.limit : Infinity;
+  const matching = await matchingRids(client, gen, compileSql(filter.node, gen.spec.metadata), limit);
+  if (plan.path === "exact-bounded" && matching.count > limit) return run(client, gen, query, req, plan.beyond, filter);
   // Writes may land during the await: keep only rids still live and still matching in the mirror.
-  const exactOver = async (limit: number): Promise<{ found: Found | null; count: number }> => {
-    const all = await matchingRids(client, gen, compileSql(node, gen.spec.metadata), limit);
-    if (all.count > limit) return { found: null, count: all.count };
-    const rids = all.rids.filter((rid) => mirror.isLive(rid) && pred(rid)).sort();
-    const candidates = rids.length > SCAN_MIN_ROWS ? scanTopK(mirror, query, rids, req.k) : exactTopK(mirror, query, rids, req.k);
-    return { found: { candidates, path: "exact-memory" }, count: all.count };
-  };
-  if (gen.status !== "ready") return (await exactOver(Infinity)).found!;
-  const live = mirror.liveCount;
-  const cap = exactCap(req.k, live, capScale, gen.spec.dimensions);
-  let selectivity = estimateSelectivity(pred, mirror, cap);
-  const route = routeFiltered(selectivity, live, cap);
-  if (route.path === "exact") {
-    const exact = await exactOver(route.limit);
-    if (exact.found) return exact.found;
-    selectivity = Math.max(selectivity, exact.count / live);
-  }
-  // The collection's own measurement (calibration.ts) may ask for a deeper search, or none.
-  const band = gen.calibration ? bandFor(gen.calibration, selectivity) : null;
-  if (band?.choice === "exact") return (await exactOver(Infinity)).found!;
-  return filteredHnsw(gen, query, req, pred, selectivity, band?.choice ?? 1, () => exactOver(Infinity));
+  const rids = matching.rids.filter((rid) => mirror.isLive(rid) && filter.pred(rid)).sort();
+  const candidates = rids.length > SCAN_MIN_ROWS ? scanTopK(mirror, query, rids, req.k) : exactTopK(mirror, query, rids, req.k);
+  return { candidates, path: "exact-memory" };
 }
 
-async function filteredHnsw(
-  gen: Generation,
-  query: Float32Array,
-  req: SearchRequest,
-  pred: Predicate<number>,
-  selectivity: number,
-  depth: number,
-  exactAll: () => Promise<{ found: Found | null }>,
-): Promise<Found> {
-  const breadth = searchBreadth(gen.mirror.liveCount, gen.hnsw.params.expansionSearch);
-  const found = hnswCandidates(gen.hnsw, gen.mirror, query, filteredWant(req.k), pred, selectivity, req.minScore ?? null, breadth, depth);
-  if (!found.complete) return (await exactAll()).found!;
-  const rids = withStrays(gen.hnsw, gen.mirror, found.rids.slice(0, filteredRescore(req.k, breadth, depth)), pred);
-  return { candidates: cutWithTies(rescore(gen.mirror, query, rids), req.k), path: "hnsw" };
+export interface HnswOutcome {
+  /** Live rids passing the filter, nearest first by the index's (approximate) distance. */
+  rids: number[];
+  /** False when the index could not find enough: the plan says whether to fall back to the exact path. */
+  complete: boolean;
+}
+
+/**
+ * HNSW search with oversampling and exact post-filtering, widening ×2 from the plan's first pass
+ * until `want` rows pass, the index is exhausted, or what remains is below `minScore`.
+ */
+export function hnswCandidates(index: HnswIndex, mirror: Mirror, query: Float32Array, plan: HnswPlan, pred: Predicate<number> | null, minScore: number | null): HnswOutcome {
+  let kq = plan.firstKq;
+  for (;;) {
+    kq = Math.min(kq, index.size);
+    const found = index.search(query, kq, (rid, version) => mirror.isCurrent(rid, version));
+    const rids = pred ? found.rids.filter((rid) => pred(rid)) : found.rids;
+    if (rids.length >= plan.want || found.exhausted || kq >= index.size) return { rids, complete: true };
+    const farthest = found.distances[found.distances.length - 1];
+    // f16/i8 distances are approximate: keep a margin before concluding nothing further can qualify
+    if (minScore !== null && farthest !== undefined && 1 - farthest < minScore - 0.02) return { rids, complete: true };
+    if (kq >= plan.maxKq) return { rids, complete: false };
+    kq *= 2;
+  }
+}
+
+/** Candidates plus the index's strays that are current and pass the filter (strays.ts). */
+function withStrays(index: HnswIndex, mirror: Mirror, rids: number[], pred: Predicate<number> | null): number[] {
+  if (index.strays.size === 0) return rids;
+  const seen = new Set(rids);
+  const out = rids.slice();
+  for (const rid of index.strays) if (!seen.has(rid) && mirror.isLive(rid) && (!pred || pred(rid))) out.push(rid);
+  return out;
 }
 
 /** Turns the (at most k + ties) candidates into hits from the mirror, orders them, cuts to k. */
-async function finish(client: Client, gen: Generation, candidates: Candidate[], k: number): Promise<SearchHit[]> {
+async function finish(client: Client, gen: SearchTarget, candidates: Candidate[], k: number): Promise<SearchHit[]> {
   if (candidates.length === 0) return [];
   const mirror = gen.mirror;
   const hits: SearchHit[] = candidates.map((c) => ({ pk: mirror.pkOf(c.rid), score: 1 - c.distance, metadata: mirror.metadataOf(c.rid), text: mirror.textOf(c.rid) ?? "" }));
@@ -122,7 +148,7 @@ const SQL_TIE_EXTRA = 16;
  * generation's mirror is loading, and the shape a remote-only deployment would use. The filter
  * is applied in SQL, so results are exact; scores may differ from usearch's in the last bits.
  */
-export async function searchSql(client: Client, gen: Generation, query: Float32Array, req: SearchRequest, node: FilterNode | null): Promise<SearchResult> {
+export async function searchSql(client: Client, gen: GenerationRef, query: Float32Array, req: SearchRequest, node: FilterNode | null): Promise<SearchResult> {
   const t = generationTables(gen.collection, gen.generation);
   const where = compileSql(node, gen.spec.metadata, "r");
   const metaCols = gen.spec.metadata.map((_, i) => `, r.${metadataColumnName(i)}`).join("");

@@ -1,18 +1,18 @@
 // The managed vector store: the API the services use. One libSQL client (the source of truth)
-// and one directory of index checkpoints. See ARCHITECTURE "Stores" and issue 6.
+// and one directory of index checkpoints. See ARCHITECTURE "Stores" and issue 6. Which
+// collections and generations exist, and their lifecycle, is collections.ts; this file is the
+// rows and searches on them.
 import type { Client } from "@libsql/client";
-import type { Calibration } from "./calibration.ts";
+import { Collections } from "./collections.ts";
 import { VectorStoreError } from "./errors.ts";
-import { parseFilter } from "./filters/index.ts";
+import { compileSql, parseFilter } from "./filters/index.ts";
 import { Generation, type StoreLog } from "./generation.ts";
+import type { Calibration } from "./planner.ts";
 import { countMatching, readDocs, readHashes } from "./reads.ts";
-import * as registry from "./registry.ts";
 import { deleteStatements, runWrite, updateMetadataStatements, upsertStatements } from "./rows.ts";
-import { assertCollectionName } from "./schema.ts";
 import { searchGeneration } from "./search.ts";
 import { collectStats } from "./stats.ts";
-import type { CollectionStats, CollectionStatus, GenerationSpec, IndexParams, MetadataUpdate, Metadata, MetadataValue, PinnedGeneration, RowHashes, SearchRequest, SearchResult, StoredDoc, UpsertRow } from "./types.ts";
-import { compileSql } from "./filters/index.ts";
+import type { CollectionStats, CollectionStatus, GenerationSpec, IndexParams, MetadataUpdate, Metadata, MetadataValue, PinnedGeneration, RowHashes, SearchRequest, SearchResult, StoredDoc, UpsertRow, WriteTarget } from "./types.ts";
 
 /**
  * Defaults from `bun run bench query` (clustered data): the index only has to find candidates,
@@ -46,30 +46,20 @@ export interface VectorStoreOptions {
   autoCalibrate?: boolean;
 }
 
-interface Collection {
-  live: Generation;
-  building: Map<number, Generation>;
-}
-
-/** Which generation a write goes to: the live one unless a building generation is named. */
-export interface WriteTarget {
-  generation?: number;
-}
-
 export class VectorStore {
-  private readonly collections = new Map<string, Collection>();
-  private readonly loads = new Map<Generation, Promise<void>>();
-  private readonly params: IndexParams;
-  private closed = false;
+  private readonly collections: Collections;
 
   private constructor(
     private readonly client: Client,
-    private readonly indexDir: string,
+    indexDir: string,
     params: Partial<IndexParams> | undefined,
     private readonly log: StoreLog,
     private readonly tuning: { exactCapScale?: number; keepTexts: boolean; autoCalibrate: boolean },
   ) {
-    this.params = { ...DEFAULT_INDEX_PARAMS, ...params };
+    const indexParams = { ...DEFAULT_INDEX_PARAMS, ...params };
+    const newGeneration = (collection: string, generation: number, spec: GenerationSpec) =>
+      new Generation(collection, generation, spec, indexParams, indexDir, log, tuning.keepTexts);
+    this.collections = new Collections(client, newGeneration, log);
   }
 
   /** Opens the store; collections load in the background (searchable at once, through SQL). */
@@ -79,77 +69,28 @@ export class VectorStore {
       keepTexts: opts.keepTexts ?? true,
       autoCalibrate: opts.autoCalibrate ?? true,
     });
-    await registry.ensureRegistry(opts.client);
-    const records = await registry.listGenerations(opts.client);
-    let chain = Promise.resolve();
-    for (const rec of records) {
-      if (rec.state === "retired") {
-        await registry.deleteGeneration(opts.client, rec.collection, rec.generation);
-        store.newGeneration(rec.collection, rec.generation, rec.spec).removeFiles();
-        continue;
-      }
-      const gen = store.newGeneration(rec.collection, rec.generation, rec.spec);
-      const coll = store.collections.get(rec.collection) ?? { live: gen, building: new Map() };
-      if (rec.state === "live") coll.live = gen;
-      else coll.building.set(rec.generation, gen);
-      store.collections.set(rec.collection, coll);
-      // One generation at a time: loads read whole tables and would only compete.
-      chain = chain.then(() => store.startLoad(gen));
-      store.loads.set(gen, chain);
-    }
+    await store.collections.open();
     return store;
   }
 
-  private newGeneration(collection: string, generation: number, spec: GenerationSpec): Generation {
-    return new Generation(collection, generation, spec, this.params, this.indexDir, this.log, this.tuning.keepTexts);
+  private live(name: string): Generation {
+    return this.collections.get(name).live;
   }
 
-  /** Loads a generation; resolves once searchable from memory, then rebuilds if it must. */
-  private async startLoad(gen: Generation): Promise<void> {
-    try {
-      const { rebuild } = await gen.load(this.client);
-      rebuild?.catch((e) => this.log("vector_store.rebuild_failed", { collection: gen.collection, error: String(e) }));
-    } catch (e) {
-      this.log("vector_store.load_failed", { collection: gen.collection, generation: gen.generation, error: String(e) });
-    }
+  private writable(name: string, target?: WriteTarget): Promise<Generation> {
+    return this.collections.writable(name, target);
   }
 
-  private collection(name: string): Collection {
-    if (this.closed) throw new VectorStoreError("closed", "the vector store is closed");
-    const coll = this.collections.get(name);
-    if (!coll) throw new VectorStoreError("collection_not_found", `no collection ${name}`);
-    return coll;
+  createCollection(name: string, spec: GenerationSpec): Promise<void> {
+    return this.collections.create(name, spec);
   }
 
-  private async writable(name: string, target?: WriteTarget): Promise<Generation> {
-    const coll = this.collection(name);
-    const gen = target?.generation === undefined || target.generation === coll.live.generation ? coll.live : coll.building.get(target.generation);
-    if (!gen) throw new VectorStoreError("generation_not_found", `collection ${name} has no building generation ${target?.generation}`);
-    await this.loads.get(gen);
-    return gen;
-  }
-
-  async createCollection(name: string, spec: GenerationSpec): Promise<void> {
-    assertCollectionName(name);
-    if (this.collections.has(name)) throw new VectorStoreError("collection_exists", `collection ${name} exists`);
-    await registry.insertCollection(this.client, name, spec);
-    const gen = this.newGeneration(name, 1, spec);
-    gen.markEmptyReady();
-    this.collections.set(name, { live: gen, building: new Map() });
-  }
-
-  async dropCollection(name: string): Promise<void> {
-    const coll = this.collection(name);
-    this.collections.delete(name);
-    const gens = [coll.live, ...coll.building.values()];
-    await Promise.all(gens.map((g) => g.drained()));
-    for (const g of gens) g.closed = true;
-    await registry.deleteCollection(this.client, name);
-    for (const g of gens) g.removeFiles();
+  dropCollection(name: string): Promise<void> {
+    return this.collections.drop(name);
   }
 
   listCollections(): string[] {
-    return [...this.collections.keys()].sort();
+    return this.collections.names().sort();
   }
 
   hasCollection(name: string): boolean {
@@ -227,7 +168,7 @@ export class VectorStore {
 
   /** Holds the live generation for a query that must embed and search against the same one. */
   pin(name: string): PinnedGeneration {
-    const gen = this.collection(name).live;
+    const gen = this.live(name);
     gen.pin();
     let held = true;
     return {
@@ -249,7 +190,7 @@ export class VectorStore {
 
   /** Measures the live generation's filtered-search depth now (calibration.ts); returns the bands. */
   async calibrate(name: string): Promise<Calibration | null> {
-    const gen = this.collection(name).live;
+    const gen = this.live(name);
     await this.whenReady(name);
     await gen.calibrateNow();
     return gen.calibration;
@@ -264,11 +205,11 @@ export class VectorStore {
 
   /** Saves every complete index that is behind libSQL (all collections when no name). */
   async checkpoint(name?: string): Promise<void> {
-    const names = name === undefined ? [...this.collections.keys()] : [name];
+    const names = name === undefined ? this.collections.names() : [name];
     for (const n of names) {
-      const coll = this.collection(n);
+      const coll = this.collections.get(n);
       for (const gen of [coll.live, ...coll.building.values()]) {
-        await this.loads.get(gen);
+        await this.collections.loaded(gen);
         await gen.settled();
         await gen.checkpoint(this.client);
       }
@@ -282,61 +223,32 @@ export class VectorStore {
   }
 
   /** Starts an empty generation (a re-backfill fills it with `{ generation }` writes). */
-  async createGeneration(name: string, spec: GenerationSpec): Promise<number> {
-    const coll = this.collection(name);
-    const number = await registry.insertBuildingGeneration(this.client, name, spec);
-    const gen = this.newGeneration(name, number, spec);
-    gen.markEmptyReady();
-    coll.building.set(number, gen);
-    return number;
+  createGeneration(name: string, spec: GenerationSpec): Promise<number> {
+    return this.collections.createGeneration(name, spec);
   }
 
-  /**
-   * Makes a building generation live in one transaction. A search holds the generation it
-   * started with, so it sees one or the other, never a mix; the old one is dropped once drained.
-   */
-  async swapGeneration(name: string, generation: number): Promise<void> {
-    const coll = this.collection(name);
-    const next = coll.building.get(generation);
-    if (!next) throw new VectorStoreError("generation_not_found", `collection ${name} has no building generation ${generation}`);
-    await this.loads.get(next);
-    const old = coll.live;
-    await registry.swapLive(this.client, name, old.generation, generation);
-    coll.live = next;
-    coll.building.delete(generation);
-    await this.retire(old);
+  /** Makes a building generation live in one transaction; searches see the old or the new, never a mix (collections.ts). */
+  swapGeneration(name: string, generation: number): Promise<void> {
+    return this.collections.swapGeneration(name, generation);
   }
 
   /** Abandons a building generation. */
-  async dropGeneration(name: string, generation: number): Promise<void> {
-    const coll = this.collection(name);
-    const gen = coll.building.get(generation);
-    if (!gen) throw new VectorStoreError("generation_not_found", `collection ${name} has no building generation ${generation}`);
-    coll.building.delete(generation);
-    await this.retire(gen);
-  }
-
-  private async retire(gen: Generation): Promise<void> {
-    await gen.drained();
-    await gen.lock.run(async () => {
-      gen.closed = true;
-      await registry.deleteGeneration(this.client, gen.collection, gen.generation);
-      gen.removeFiles();
-    });
+  dropGeneration(name: string, generation: number): Promise<void> {
+    return this.collections.dropGeneration(name, generation);
   }
 
   generations(name: string): { live: number; building: number[] } {
-    const coll = this.collection(name);
+    const coll = this.collections.get(name);
     return { live: coll.live.generation, building: [...coll.building.keys()].sort((a, b) => a - b) };
   }
 
   status(name: string): CollectionStatus {
-    return this.collection(name).live.status;
+    return this.live(name).status;
   }
 
   /** For /readyz: every live generation's index is complete. */
   ready(): boolean {
-    return [...this.collections.values()].every((c) => c.live.status === "ready");
+    return this.collections.liveGenerations().every((gen) => gen.status === "ready");
   }
 
   /** Resolves when the collection's live generation is fully loaded and indexed. */
@@ -347,21 +259,20 @@ export class VectorStore {
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     // …and its background upkeep (the stray sweep after a load, a checkpoint under way) is done.
-    await this.collection(name).live.swept();
+    await this.live(name).swept();
   }
 
   async stats(name: string): Promise<CollectionStats> {
-    const gen = this.collection(name).live;
-    await this.loads.get(gen);
+    const gen = this.live(name);
+    await this.collections.loaded(gen);
     return collectStats(this.client, gen);
   }
 
   /** Checkpoints every index, then refuses further calls. Background rebuilds stop. */
   async close(): Promise<void> {
-    if (this.closed) return;
+    if (this.collections.isClosed) return;
     await this.checkpoint().catch((e) => this.log("vector_store.checkpoint_failed", { error: String(e) }));
-    this.closed = true;
-    for (const coll of this.collections.values()) for (const g of [coll.live, ...coll.building.values()]) g.closed = true;
+    this.collections.close();
   }
 }
 

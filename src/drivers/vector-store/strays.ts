@@ -5,7 +5,7 @@
 // JS binding exposes no neighbour lists, so strays are found by searching rows by their own
 // vector: each written row at once, and every live row in a sweep after each load and after
 // every quiet spell in the writes. Searches score the strays exactly beside the graph's
-// candidates (planner.ts withStrays), so once a sweep has run every live row is findable.
+// candidates (search.ts withStrays), so once a sweep has run every live row is findable.
 import type { HnswIndex } from "./hnsw.ts";
 import type { Mirror } from "./mirror.ts";
 import type { CollectionStatus } from "./types.ts";

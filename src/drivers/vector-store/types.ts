@@ -55,6 +55,11 @@ export interface RowHashes {
   metaHash: string;
 }
 
+/** Which generation a write goes to: the live one unless a building generation is named. */
+export interface WriteTarget {
+  generation?: number;
+}
+
 export interface SearchRequest {
   vector: Float32Array;
   /** 1-100 in the API; the store accepts any positive k. */

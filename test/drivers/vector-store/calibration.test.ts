@@ -1,8 +1,9 @@
 // Per-collection calibration of filtered HNSW depth (calibration.ts): on data where the
 // benchmark-calibrated defaults lose recall, the measurement deepens or replaces the HNSW path.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { bandFor, type Calibration, isStale } from "../../../src/drivers/vector-store/calibration.ts";
+import { isStale } from "../../../src/drivers/vector-store/calibration.ts";
 import type { VectorStore } from "../../../src/drivers/vector-store/index.ts";
+import { bandFor, type Calibration } from "../../../src/drivers/vector-store/planner.ts";
 import type { UpsertRow } from "../../../src/drivers/vector-store/types.ts";
 import { groundTruth, makeDataset, recallAt, type Dataset } from "../../../scripts/bench/lib/data.ts";
 import { makeWorld } from "./helpers.ts";

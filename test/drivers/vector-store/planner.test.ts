@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { compilePredicate, parseFilter } from "../../../src/drivers/vector-store/filters/index.ts";
 import { Mirror } from "../../../src/drivers/vector-store/mirror.ts";
-import { estimateSelectivity, exactCap, rerankWant, routeFiltered, searchBreadth } from "../../../src/drivers/vector-store/planner.ts";
+import { estimateSelectivity, exactCap, type PlanInput, planFiltered, planUnfiltered, rerankWant, routeFiltered, searchBreadth } from "../../../src/drivers/vector-store/planner.ts";
 import type { GenerationSpec } from "../../../src/drivers/vector-store/types.ts";
 
 const SPEC: GenerationSpec = { dimensions: 4, numericPk: true, metadata: [{ name: "price", type: "float" }] };
@@ -42,5 +42,26 @@ describe("happy", () => {
     expect(estimate({ price: { lt: 50 } })).toBeCloseTo(50 / 750, 1);
     expect(estimate({ price: { lt: 10 } })).toBeLessThan(0.03);
     expect(estimate({ price: { gte: 2000 } })).toBe(0);
+  });
+
+  test("plans: unfiltered HNSW re-scores its want; a selective filter reads at most the limit and carries the plan past it", () => {
+    const input: PlanInput = { k: 10, liveRows: 100_000, dims: 384, indexReady: true, expansionSearch: 64, calibration: null };
+    expect(planUnfiltered({ ...input, liveRows: 2_000 })).toEqual({ path: "exact" });
+    expect(planUnfiltered({ ...input, indexReady: false })).toEqual({ path: "exact" });
+    expect(planUnfiltered(input)).toEqual({ path: "hnsw", want: 30, firstKq: 64, maxKq: 512, rescore: 30, exactIfShort: false });
+
+    const mirror = new Mirror(SPEC);
+    const v = Float32Array.from([1, 0, 0, 0]);
+    for (let rid = 0; rid < 20_000; rid++) mirror.set(rid, v, [rid % 1000], String(rid), "");
+    const pred = (filter: unknown) => compilePredicate(parseFilter(filter, SPEC.metadata)!, mirror.access);
+    const small = { ...input, liveRows: 20_000, dims: 4 };
+    const cap = exactCap(10, 20_000, 1, 4);
+    const selective = planFiltered(small, pred({ price: { lt: 10 } }), mirror);
+    expect(selective).toMatchObject({ path: "exact-bounded", limit: Math.ceil(cap * 1.5), beyond: { path: "hnsw", exactIfShort: true } });
+    expect(planFiltered(small, pred({ price: { lt: 500 } }), mirror)).toMatchObject({ path: "hnsw", want: 10, exactIfShort: true });
+    expect(planFiltered({ ...small, indexReady: false }, pred({ price: { lt: 500 } }), mirror)).toEqual({ path: "exact" });
+    // A calibration that found no HNSW depth good enough at that selectivity sends it exact.
+    const calibration = { liveRows: 20_000, bands: [{ selectivity: 0.5, choice: "exact" as const, recall: 1 }] };
+    expect(planFiltered({ ...small, calibration }, pred({ price: { lt: 500 } }), mirror)).toEqual({ path: "exact" });
   });
 });
