@@ -2,7 +2,7 @@
 // Restart time of the managed store after kill -9 (issue 12, item 9). A child process writes
 // `rows` rows in pages of 1,000 (random unit vectors, as the fake providers make) and is killed
 // with SIGKILL once it has written them all; then the store is opened on the same data twice:
-//   A. as left: the row-count checkpoints (generation.ts CHECKPOINT_ROWS) bound the replay;
+//   A. as left: the row-count checkpoints (restart.ts CHECKPOINT_ROWS) bound the replay;
 //   B. every index file removed: all `rows` written since the last checkpoint (the old
 //      behaviour when no process lived to close), i.e. a rebuild from libSQL.
 // Each reports: open() (searchable through SQL), ready (HNSW serving), swept (strays checked).
