@@ -31,7 +31,7 @@ function toVecsyncError(error: TRPCError): RpcErrorData["vecsync"] {
 const t = initTRPC.context<RpcContext>().create({
   errorFormatter({ shape, error }) {
     const vecsync = toVecsyncError(error);
-    // Never send a stack or an internal message to a client (CONTRACT 3).
+    // Never send a stack or an internal message to a client (docs/api.md#errors).
     const message = vecsync.code === "internal" ? vecsync.message : shape.message;
     // tRPC takes the HTTP status from data.httpStatus: our errors keep their REST status, tRPC's own
     // protocol errors (405, 415…) keep theirs.

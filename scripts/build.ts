@@ -35,7 +35,7 @@ const result = await Bun.build({
     outfile,
     // Cross-compiling downloads the target's Bun runtime; for the host Bun uses itself.
     ...(targetKey === hostTarget() ? {} : { target: target.bunTarget }),
-    // A deployed binary takes its settings from flags and the environment (CONTRACT 1), not
+    // A deployed binary takes its settings from flags and the environment (docs/running.md#configuration), not
     // from whatever bunfig.toml happens to be in its working directory.
     autoloadBunfig: false,
   },

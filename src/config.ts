@@ -27,7 +27,7 @@ export type Config = {
   freeVectorBudget: number;
   /** Task handlers run at once in this process (VECSYNC_WORKERS). */
   workers: number;
-  /** Sign-in codes one client IP may request per 15 minutes (CONTRACT 4: 30); raised for benchmarks. */
+  /** Sign-in codes one client IP may request per 15 minutes (docs/api.md#rate-limits: 30); raised for benchmarks. */
   otpIpLimit: number;
   denyHosts: string[];
   allowHosts: string[];
@@ -128,10 +128,10 @@ function generatedSecret(dataDir: string, file: string): string {
 /** Completes the configuration: creates the data dir and any secret not given by the environment. */
 export function resolveConfig(flags: Record<string, string>, env: Env): Config {
   const partial = loadConfig(flags, env);
-  mkdirSync(partial.dataDir, { recursive: true, mode: 0o700 }); // CONTRACT 9
+  mkdirSync(partial.dataDir, { recursive: true, mode: 0o700 }); // docs/running.md#one-process
   return {
     ...partial,
-    // CONTRACT 1: the JWT secret is used as its UTF-8 bytes, whether given or generated.
+    // docs/running.md#configuration: the JWT secret is used as its UTF-8 bytes, whether given or generated.
     jwtSecret: partial.jwtSecret ?? generatedSecret(partial.dataDir, "jwt.secret"),
     masterKey: partial.masterKey ?? Buffer.from(generatedSecret(partial.dataDir, "master.key"), "base64"),
   };

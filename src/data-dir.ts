@@ -1,4 +1,4 @@
-// One process per data directory (CONTRACT 9), and private files in it.
+// One process per data directory (docs/running.md#one-process), and private files in it.
 //
 // The lock is flock(2) on `<data-dir>/lock`, taken through libc because neither node:fs nor Bun
 // exposes flock. The kernel releases it when the process dies, however it dies (kill -9, OOM,
@@ -44,7 +44,7 @@ export function lockDataDir(dataDir: string): DataDirLock {
   return { path, release: () => closeSync(fd) };
 }
 
-/** The process umask that makes every file created 0600 and every folder 0700 (CONTRACT 9). */
+/** The process umask that makes every file created 0600 and every folder 0700 (docs/running.md#one-process). */
 export const PRIVATE_UMASK = 0o077;
 
 // What the service itself puts in the data dir. Only these are tightened, never the whole folder:
@@ -52,7 +52,7 @@ export const PRIVATE_UMASK = 0o077;
 const OWN_ENTRIES = ["vecsync.db", "vecsync.db-wal", "vecsync.db-shm", "jwt.secret", "master.key", "outbox.jsonl", "lock", "ballast", "indexes"];
 
 /**
- * Files the service creates are 0600 and folders 0700 (CONTRACT 9). New ones are covered by
+ * Files the service creates are 0600 and folders 0700 (docs/running.md#one-process). New ones are covered by
  * PRIVATE_UMASK whoever creates them (SQLite's -wal and -shm, usearch's index files, the outbox);
  * this tightens what an older version left (vecsync.db was 0644). Best effort: an entry we may
  * not chmod is left as it is rather than stopping the service.

@@ -43,7 +43,7 @@ function configFrom(args: string[]) {
 
 async function serve(args: string[]): Promise<void> {
   const { config, logger } = configFrom(args);
-  lockDataDir(config.dataDir); // held until the process ends (CONTRACT 9)
+  lockDataDir(config.dataDir); // held until the process ends (docs/running.md#one-process)
   // Handlers go in before the listening line: a supervisor may signal as soon as it reads it.
   let running: RunningService | null = null;
   let stopping = false;

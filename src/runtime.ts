@@ -24,7 +24,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     const vectors = await openVectorStore(config, database, logger);
     opened.unshift({ close: () => vectors.close() });
     const services = buildServices(config, database, vectors, logger);
-    // Bind before the scheduler starts: a refused port (CONTRACT 9) must not have run any task.
+    // Bind before the scheduler starts: a refused port (docs/running.md#one-process) must not have run any task.
     const server = listen(services, config.host, config.port);
     services.scheduler.start();
     restoreBallast(config.dataDir);

@@ -19,7 +19,7 @@ export function listen(services: Services, host: string, port: number): RunningS
   const shownHost = host.includes(":") ? `[${host}]` : host;
   try {
     // Elysia's Bun adapter asks for SO_REUSEPORT, with which a second process binds the same port
-    // and the kernel splits the requests between the two (issue 12). CONTRACT 9: refuse instead.
+    // and the kernel splits the requests between the two (issue 12). docs/running.md#one-process: refuse instead.
     app.listen({ hostname: host, port, maxRequestBodySize: TRANSPORT_BODY_LIMIT, reusePort: false });
   } catch (err) {
     const code = (err as { code?: string }).code;

@@ -26,7 +26,7 @@ export type Services = {
   mailer: Mailer;
   /** The managed vector store: every vector table's collection (managed mode). */
   vectors: VectorStore;
-  /** Encrypts secrets at rest under the master key (CONTRACT 6). */
+  /** Encrypts secrets at rest under the master key (docs/running.md#secrets). */
   secrets: SecretBox;
   /** What depends on what: the rules src/wiring.ts lists, read where a deletion is decided. */
   dependents: Dependents;
@@ -35,7 +35,7 @@ export type Services = {
 };
 
 /**
- * A resource that refuses deletion while others use it (SPEC 4.4, 4.6, 7: 409 in_use). The rule
+ * A resource that refuses deletion while others use it (docs/api.md#environments, 4.6, 7: 409 in_use). The rule
  * closes over the services it needs, so the domain that owns the resource never imports the
  * domains that use it.
  */
@@ -46,7 +46,7 @@ export type UsageRule = {
   count(orgId: string, id: string): Promise<number>;
 };
 
-/** What a domain contributes to deleting an organization (the org_deletion task, SPEC 3.2). */
+/** What a domain contributes to deleting an organization (the org_deletion task, docs/api.md#organizations). */
 export type OrganizationCleaner = {
   name: string;
   /** Removes resources outside our database (must tolerate their being gone already). */

@@ -4,7 +4,7 @@
 // again: under a supervisor, a crash loop, with no reads served at all. So the data dir keeps a
 // small ballast file (CockroachDB's "emergency ballast" is the same idea): a start that finds the
 // disk full removes it, which gives SQLite the room to open, so reads answer and writes say 507
-// (CONTRACT 3). A later start puts it back once space has returned.
+// (docs/running.md#storage-full). A later start puts it back once space has returned.
 import { statfsSync, unlinkSync, writeFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 

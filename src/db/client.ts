@@ -9,7 +9,7 @@ export type Db = LibSQLDatabase;
 export type Database = { client: Client; db: Db; isLocal: boolean; close(): void };
 
 /**
- * Opens the libSQL database. A `file:` URL gets WAL and the write gate (its busy timeout, CONTRACT 1); any other URL
+ * Opens the libSQL database. A `file:` URL gets WAL and the write gate (its busy timeout, docs/running.md#data-directory); any other URL
  * (`libsql://`, `http(s)://`) is a libSQL server, so nothing here may assume a local file.
  */
 export async function openDatabase(url: string, authToken?: string): Promise<Database> {

@@ -9,7 +9,7 @@ import type { Client, InArgs, InStatement, ResultSet, Transaction, TransactionMo
 // (Also, libsql leaves a statement that failed with SQLITE_BUSY unreset on its connection, which
 // then cannot commit: one more reason never to let SQLite report BUSY within the process.)
 
-export const BUSY_TIMEOUT_MS = 5_000; // CONTRACT 1: ≥ 5 s
+export const BUSY_TIMEOUT_MS = 5_000; // docs/running.md#data-directory: ≥ 5 s
 
 const READ_ONLY = /^\s*(select|pragma\s+\w+\s*$|explain)\b/i;
 

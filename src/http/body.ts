@@ -1,6 +1,6 @@
 import { AppError, validationError } from "../shared/errors.ts";
 
-export const MAX_BODY_BYTES = 1024 * 1024; // CONTRACT 3: bodies over 1 MiB → 413
+export const MAX_BODY_BYTES = 1024 * 1024; // docs/api.md#errors: bodies over 1 MiB → 413
 export const MAX_JSON_DEPTH = 32;
 
 const tooLarge = () => new AppError("payload_too_large", `The request body is larger than ${MAX_BODY_BYTES} bytes`);

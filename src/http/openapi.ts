@@ -42,7 +42,7 @@ function operation(route: AnyRoute): JsonSchema {
     ...(route.auth === "none" ? { security: [] } : { security: [{ [route.auth === "jwt" ? "accessToken" : "apiKey"]: [] }] }),
     responses: {
       [status]: status === "204" ? { description: "No content" } : { description: "Success", content: { "application/json": { schema: response ?? {} } } },
-      default: { description: "Error (CONTRACT 3)", content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } },
+      default: { description: "Error (docs/api.md#errors)", content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } },
     },
   };
 }

@@ -11,7 +11,7 @@ export interface Mailer {
 
 const FROM = "vecsync <no-reply@vecsync.local>";
 
-/** Appends each e-mail as one JSON line (CONTRACT 1: `VECSYNC_MAIL_OUTBOX`). */
+/** Appends each e-mail as one JSON line (docs/running.md#e-mail: `VECSYNC_MAIL_OUTBOX`). */
 export function outboxMailer(path: string): Mailer {
   mkdirSync(dirname(path), { recursive: true });
   return {

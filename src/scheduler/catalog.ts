@@ -6,7 +6,7 @@ export type TaskContext<P> = {
   task: TaskRow;
   /** The payload, validated against the definition's schema. */
   payload: P;
-  /** Where the previous run got to; resume from here, never from zero (CONTRACT 8). */
+  /** Where the previous run got to; resume from here, never from zero (docs/api.md#tasks). */
   progress: TaskProgress;
   /**
    * Records progress and extends the lease. Pass the transaction that wrote the work it covers so

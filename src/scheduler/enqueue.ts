@@ -15,7 +15,7 @@ export type EnqueueInput<P = unknown> = {
   exclusiveKey?: string;
   /**
    * Where to start instead of from zero: the checkpoint a failed task of the same work left, so
-   * a retry asked for by hand resumes (CONTRACT 8). The handler must be able to trust it.
+   * a retry asked for by hand resumes (docs/api.md#tasks). The handler must be able to trust it.
    */
   progress?: TaskProgress;
   /** Creation time; defaults to now. Pass the service clock's time for testable timestamps. */

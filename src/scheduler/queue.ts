@@ -23,7 +23,7 @@ const held = (taskId: string, workerId: string) => and(eq(tasks.id, taskId), eq(
  * UPDATE … WHERE id = (SELECT …) statement: SQLite and libSQL run it under the write lock, so two
  * workers — in one process or in several sharing the database — never claim the same task.
  * `attempts` counts runs, a resumed run included; `stalled_runs` counts this run as one without
- * progress until a checkpoint moves the task forward (CONTRACT 8).
+ * progress until a checkpoint moves the task forward (docs/api.md#tasks).
  */
 export async function claimNext(db: DbOrTx, opts: { workerId: string; types: readonly string[]; now: Date; leaseMs: number }): Promise<TaskRow | null> {
   if (opts.types.length === 0) return null;
@@ -63,7 +63,7 @@ export async function extendLease(db: DbOrTx, taskId: string, workerId: string, 
 /**
  * Records progress (and extends the lease); in the handler's transaction when it passes one.
  * Progress is `rows_processed` moving forward: it clears `stalled_runs`, so neither this run nor
- * the ones before it count toward failing (CONTRACT 8). A checkpoint that restarts from zero (a
+ * the ones before it count toward failing (docs/api.md#tasks). A checkpoint that restarts from zero (a
  * re-backfill starting a new generation) is not progress, or a task dying right after it would
  * never fail.
  */

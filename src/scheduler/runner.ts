@@ -28,7 +28,7 @@ export type RunnerOptions = {
 /**
  * Lease 30 s with a heartbeat every 10 s: a dead process's task is picked up within 30 s, and a
  * busy event loop or a slow database write has two beats of slack before the lease lapses.
- * Grace 5 s: shutdown must finish within CONTRACT 1's 10 s, HTTP drain and DB close included.
+ * Grace 5 s: shutdown must finish within the 10 s that docs/running.md#shutdown allows, HTTP drain and DB close included.
  */
 export const DEFAULT_RUNNER_OPTIONS: RunnerOptions = {
   workers: 2,
@@ -153,7 +153,7 @@ export class TaskRunner {
     const log = this.#logger.child({ task_id: task.id, task_type: task.taskType, org_id: task.orgId, attempt: task.attempts });
     if (task.stalledRuns > task.maxAttempts) {
       // The last max_attempts runs all died with their process (lease expired) before saving any
-      // progress: nothing left to try. Runs that saved progress reset the count (CONTRACT 8).
+      // progress: nothing left to try. Runs that saved progress reset the count (docs/api.md#tasks).
       const error = `attempt ${task.attempts - 1} stopped without finishing (its worker died); ${task.maxAttempts} of ${task.maxAttempts} runs in a row saved no progress`;
       return this.#fail(def, task, workerId, error);
     }
@@ -228,7 +228,7 @@ export class TaskRunner {
     }
     const error = "error" in outcome ? outcome.error : reason;
     const message = errorMessage(error);
-    // Read, not taken from the claim: a checkpoint of this run may have cleared it (CONTRACT 8).
+    // Read, not taken from the claim: a checkpoint of this run may have cleared it (docs/api.md#tasks).
     const stalled = await queue.stalledRunsOf(this.#db, task.id, workerId).catch(() => task.stalledRuns);
     if (stalled === null) return; // completed in the handler's transaction, or no longer ours
     if (isRetryable(error) && stalled < task.maxAttempts) {

@@ -9,7 +9,7 @@ import type { DbOrTx, TaskKind, TaskRow } from "./types.ts";
 
 /**
  * The in-process scheduler's lifecycle: task workers and periodic jobs, started and stopped
- * together. `running` feeds /readyz; `stop()` is part of the SIGTERM shutdown (CONTRACT 1: exit
+ * together. `running` feeds /readyz; `stop()` is part of the SIGTERM shutdown (docs/running.md#shutdown: exit
  * within 10 s), so it is bounded by the runner's grace period plus a short wait for cron jobs.
  */
 export class Scheduler {

@@ -16,7 +16,7 @@ export const tasks = sqliteTable("tasks", {
   progress: text("progress", { mode: "json" }).notNull(),
   attempts: integer("attempts").notNull().default(0),
   /**
-   * Runs in a row that saved no progress, the one running now included (CONTRACT 8): the task
+   * Runs in a row that saved no progress, the one running now included (docs/api.md#tasks): the task
    * fails for good when this reaches `max_attempts`. A checkpoint that moves `rows_processed`
    * forward resets it, so a large task killed again and again keeps going as long as each run
    * gets somewhere; `attempts` still counts every run.

@@ -28,8 +28,8 @@ export type TaskKind<P = unknown> = {
 };
 
 /**
- * Where a task got to. `last_processed_pk` and `rows_processed` are SPEC 2.10's fields; handlers
- * resume from them after a crash or a restart (CONTRACT 8).
+ * Where a task got to. `last_processed_pk` and `rows_processed` are the task's progress fields (docs/api.md#tasks); handlers
+ * resume from them after a crash or a restart (docs/api.md#tasks).
  */
 export type TaskProgress = { last_processed_pk: string | null; rows_processed: number };
 

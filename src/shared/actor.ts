@@ -4,7 +4,7 @@
 export type Role = "owner" | "admin" | "member";
 export type Permission = "full" | "read_only";
 
-/** A signed-in person, from a JWT access token: organization management only (SPEC 5). */
+/** A signed-in person, from a JWT access token: organization management only (docs/api.md#authentication). */
 export type UserActor = { kind: "user"; userId: string; email: string };
 
 /** An API key acting for its creator in one organization, with the creator's current role. */
@@ -19,7 +19,7 @@ export type KeyActor = {
 
 export type Actor = UserActor | KeyActor;
 
-/** Which credential a route takes; the other scheme is refused with 401 (CONTRACT 3). */
+/** Which credential a route takes; the other scheme is refused with 401 (docs/api.md#authentication). */
 export type AuthScheme = "none" | "jwt" | "api_key";
 
 /**

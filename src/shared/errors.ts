@@ -1,4 +1,4 @@
-// One closed set of error codes (CONTRACT 3). `httpStatus` switches without a default, so adding
+// One closed set of error codes (docs/api.md#errors). `httpStatus` switches without a default, so adding
 // a code without deciding its status is a type error.
 
 export type ErrorCode =
@@ -144,7 +144,7 @@ export function rootMessage(err: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
-/** 507 `storage_full` (CONTRACT 3): nothing the caller did wrong, and nothing to retry at once. */
+/** 507 `storage_full` (docs/api.md#errors): nothing the caller did wrong, and nothing to retry at once. */
 export const storageFull = () =>
   new AppError("storage_full", "The service's storage is full; reads keep working, and writes work again once disk space is freed");
 

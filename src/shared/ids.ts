@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 
-// CONTRACT 2: random (never time-ordered) lowercase ids; the first 8 characters must be random
+// docs/api.md#conventions: random (never time-ordered) lowercase ids; the first 8 characters must be random
 // because vector-store collection names embed them.
 const ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"; // Crockford base32, lowercase
 

@@ -1,7 +1,7 @@
 import pino from "pino";
 import { writeSync } from "node:fs";
 
-// Never log a secret or a raw key (STYLE, CONTRACT 6). Fields under these names are censored
+// Never log a secret or a raw key (STYLE, docs/running.md#secrets). Fields under these names are censored
 // wherever they appear in a logged object.
 const SECRET_PATHS = [
   "api_key", "key", "password", "private_key", "secret", "token", "access_token", "refresh_token",
@@ -55,7 +55,7 @@ export function createLogger(level: string, destination?: pino.DestinationStream
       redact: { paths: [...SECRET_PATHS, ...SECRET_PATHS.map((p) => `*.${p}`)], censor: "[redacted]" },
       formatters: { level: (label) => ({ level: label }) },
     },
-    // stderr keeps stdout's first line for the `listening` announcement (CONTRACT 1).
+    // stderr keeps stdout's first line for the `listening` announcement (docs/running.md#commands).
     destination ?? fdDestination(2),
   );
 }

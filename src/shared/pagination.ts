@@ -3,7 +3,7 @@ import { type, type Type } from "arktype";
 import { and, eq, gt, or, type Column, type SQL } from "drizzle-orm";
 import { AppError } from "./errors.ts";
 
-// Cursor pagination (CONTRACT 2): `limit` 1-100 (default 20), `cursor` opaque and issued by us,
+// Cursor pagination (docs/api.md#pagination): `limit` 1-100 (default 20), `cursor` opaque and issued by us,
 // order `created_at` ascending with the id as tie-break. A cursor is the last row's
 // (created_at, id) signed with an HMAC bound to the list it came from (e.g. `environments:<org>`),
 // so a forged, altered or foreign cursor is refused with 400 rather than silently honoured.

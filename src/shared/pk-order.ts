@@ -1,4 +1,4 @@
-// Primary-key order for ties in score (CONTRACT 7), shared by the managed store and the platform
+// Primary-key order for ties in score (docs/vector-tables.md#query), shared by the managed store and the platform
 // stores so both break ties alike. The source's own order wins: sources are read `ORDER BY pk`,
 // and our Postgres databases use the C.UTF-8 collation (and the pgvector tables `COLLATE "C"`),
 // which is code point order, the same as UTF-8 byte order and SQLite's BINARY. JS's `a < b`

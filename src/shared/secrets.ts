@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:crypto";
 
 // Secrets at rest (provider api keys, database passwords, private keys): AES-256-GCM under a key
-// derived from the master key (CONTRACT 6). Stored as `v1.<iv>.<tag>.<ciphertext>` (base64url),
+// derived from the master key (docs/running.md#secrets). Stored as `v1.<iv>.<tag>.<ciphertext>` (base64url),
 // the version tag leaving room to rotate the scheme. The purpose string is bound as associated
 // data, so a ciphertext moved to another column or row kind does not decrypt.
 

@@ -1,5 +1,5 @@
 // Every route that takes an id, called with the other organization's credentials, answers 404
-// (CONTRACT 3: a foreign id is never 403) and changes nothing. New routes with a path parameter
+// (docs/api.md#errors: a foreign id is never 403) and changes nothing. New routes with a path parameter
 // must be added to CASES (or EXEMPT, with the reason): the coverage test fails otherwise.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { domainRoutes } from "../../src/http/domain-routes.ts";
@@ -129,7 +129,7 @@ function vectorTableSample(v: Tenant) {
 
 /** Routes with a path parameter that is not an organization-scoped id. */
 const EXEMPT: Record<string, string> = {
-  "POST /v1/organizations/invitations/:token/accept": "the token is the capability; any signed-in user may accept (SPEC 5), covered in invitations.test.ts",
+  "POST /v1/organizations/invitations/:token/accept": "the token is the capability; any signed-in user may accept (docs/api.md#permissions), covered in invitations.test.ts",
 };
 
 let app: TestApp;

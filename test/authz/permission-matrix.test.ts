@@ -1,4 +1,4 @@
-// The permission matrix: endpoint × credential scheme × role × key permission (SPEC 5, CONTRACT 3).
+// The permission matrix: endpoint × credential scheme × role × key permission (docs/api.md#permissions).
 // The scheme and read-only rows walk every registered route, so a new route is checked at once;
 // write routes need a valid sample body in WRITE_SAMPLES (validation runs before the service).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -34,7 +34,7 @@ const WRITE_SAMPLES: Record<string, unknown> = {
   "POST /v1/vector-tables/:vector_table_id/query": { query: "sample" },
 };
 
-/** Non-GET key routes a read_only key may still call (SPEC: GETs and the query endpoint). */
+/** Non-GET key routes a read_only key may still call (docs/api.md#permissions: GETs and the query endpoint). */
 const READ_ONLY_ALLOWED = new Set<string>(["POST /v1/vector-tables/:vector_table_id/query"]);
 
 /**
@@ -111,7 +111,7 @@ type RoleRule = { route: string; who: Who; expect: number; call(t: Tenant): { me
 
 const person = (t: Tenant, who: Who): OrgMember => (who === "owner" ? t.owner : t[who]);
 
-// Role rules of SPEC 4-5 and 7. Destructive allowed cases (owner deleting the org, leaving) are in
+// Role rules of docs/api.md#permissions. Destructive allowed cases (owner deleting the org, leaving) are in
 // the domain tests; here every denial, and the allowed cases that leave the world usable.
 const ROLE_RULES: RoleRule[] = [
   ...(["owner", "admin", "member"] as const).map((who) => ({ route: "GET /v1/organizations/:org_id", who, expect: 200, call: (t: Tenant) => ({ method: "GET", path: `/v1/organizations/${t.id}`, scheme: "jwt" as const }) })),

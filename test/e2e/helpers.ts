@@ -2,7 +2,7 @@
 // organization, then the API key), and the brute-force expectation of a query computed in the
 // test from the source rows with the same `local` model code the service runs.
 //
-// The rendering (CONTRACT 7) is written out here again on purpose, rather than imported from
+// The rendering (docs/vector-tables.md#text-and-metadata) is written out here again on purpose, rather than imported from
 // render.ts: the test states what the contract says, so a rendering bug cannot hide behind itself.
 import { expect } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
@@ -72,7 +72,7 @@ export type Column = { name: string; role: "embedding" | "metadata"; ordinal?: n
 export type Row = Record<string, string | number | boolean | null>;
 export type Config = { columns: Column[]; dimensions: number; pk: string };
 
-/** CONTRACT 7: embedding columns by ordinal then position, `prefix + value`, nulls skipped, "\n". */
+/** docs/vector-tables.md#text-and-metadata: embedding columns by ordinal then position, `prefix + value`, nulls skipped, "\n". */
 export function embeddedText(columns: Column[], row: Row): string | null {
   const parts = columns
     .map((c, position) => ({ c, position }))

@@ -89,7 +89,7 @@ export async function checkServed(api: Api, sql: postgres.Sql, tableId: string):
     byId.set(id, { text, metadata: metadataOf(columns, r) });
     if (text !== null) groups.set(text, [...(groups.get(text) ?? []), id]);
   }
-  // CONTRACT 6: a row with empty text counts as synced, so synced_rows is every source row.
+  // docs/vector-tables.md#text-and-metadata: a row with empty text counts as synced, so synced_rows is every source row.
   if (table.synced_rows !== rows.length) add("synced_rows", `synced_rows ${table.synced_rows} ≠ ${rows.length} source rows`);
   if (table.total_rows !== rows.length) add("total_rows", `total_rows ${table.total_rows} ≠ ${rows.length} source rows`);
   let rowsChecked = 0;

@@ -1,7 +1,7 @@
 // The damage run: one world, backfilled and checkpointed; then for each damage of damage.ts the
 // process is stopped, the damage done, and the restart checked like any other (listening and
 // /readyz 200 within 30 s, every row findable, nothing deleted served). Last, a kill -9 right
-// after writes and the WAL cut mid-frame. Between them, CONTRACT 9: a second serve on the same
+// after writes and the WAL cut mid-frame. Between them, docs/running.md#one-process: a second serve on the same
 // data dir or port is refused (exclusive.ts). A damage the service cannot start from is a failure;
 // the run then removes the index files (the service must rebuild from libSQL) and goes on.
 import { rmSync } from "node:fs";

@@ -1,4 +1,4 @@
-// CONTRACT 9 against a running world (issue 12, 10): a second `serve` on the same data dir, or on
+// docs/running.md#one-process against a running world (issue 12, 10): a second `serve` on the same data dir, or on
 // the port already bound, exits 2 with a line naming the holder (its pid) or the address, and the
 // first process keeps serving.
 import { tempDir } from "../harness.ts";

@@ -1,5 +1,5 @@
 // Queries running all through a fault run — across workloads, PUT swaps, kills and restarts.
-// Every answer must be 2xx or a CONTRACT 3 error: a 4xx carrying the error body (on a query,
+// Every answer must be 2xx or a docs/api.md#errors error: a 4xx carrying the error body (on a query,
 // 409 `vector_table_not_ready` before anything is stored), or 507 `storage_full`. Any other
 // answer (a 500 `internal`, a 502 while the fake provider never fails, a 503, a 4xx without the
 // error body) is recorded with the moment of the run it happened in. Refused connections are
@@ -20,7 +20,7 @@ export function contractProblem(status: number, body: any): string | null {
   const code = body?.error?.code;
   if (status === 507 && code === "storage_full") return null;
   if (status >= 400 && status < 500 && typeof code === "string" && CONTRACT_4XX.has(code) && typeof body.error.message === "string") return null;
-  return `status ${status} is not a CONTRACT 3 answer`;
+  return `status ${status} is not a docs/api.md#errors answer`;
 }
 
 export type QueryTarget = { url(): string; key(): string; tableId(): string; phase(): string };

@@ -12,7 +12,7 @@ import { FaultWorld } from "./world.ts";
 export type { Failure, Report } from "./run.ts";
 export type RunOptions = { seed: number; cycles: number; rows: number; catchUpMs?: number; log?: (line: string) => void };
 
-/** CONTRACT 1: SIGTERM → exit 0 within 10 s. */
+/** docs/running.md#shutdown: SIGTERM → exit 0 within 10 s. */
 const SHUTDOWN_MS = 10_000;
 
 /** Kill delays span about the time a backfill of the table takes on this machine (~0.5 ms a row). */

@@ -83,7 +83,7 @@ export async function applyWorkload(sql: postgres.Sql, target: Target, w: Worklo
 
 async function put(target: Target, body: Record<string, unknown>): Promise<string> {
   const answer = await target.api.call("PUT", `/v1/vector-tables/${target.tableId}`, body);
-  // A PUT while a re-backfill runs may be refused with a CONTRACT 409; anything else is a finding.
+  // A PUT while a re-backfill runs may be refused with a 409 (docs/api.md#errors); anything else is a finding.
   if (answer.status === 409) return `PUT ${JSON.stringify(body)} → 409 ${answer.body?.error?.code}`;
   const table = must(answer, 200);
   return `PUT ${JSON.stringify(body).slice(0, 80)} → ${table.sync_status}`;

@@ -11,7 +11,7 @@ import { spawnService, type Spawned } from "./service.ts";
 import { COLUMN_VARIANTS, createSource, TABLE } from "./workload.ts";
 
 const API_KEY = "sk-faults-0123456789";
-/** CONTRACT 1's promise checked after every restart: listening, then /readyz 200, within 30 s. */
+/** The health promise (docs/running.md#health) checked after every restart: listening, then /readyz 200, within 30 s. */
 export const START_LIMIT_MS = 30_000;
 
 export type StartOutcome = { ok: true; url: string; ms: number } | { ok: false; problem: string };

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { ConfigError, loadConfig, parseFlags, SERVE_FLAGS } from "../../src/config.ts";
 
 describe("happy", () => {
-  test("defaults follow CONTRACT 1", () => {
+  test("defaults follow docs/running.md#configuration", () => {
     const c = loadConfig({}, {});
     expect(c.port).toBe(8080);
     expect(c.host).toBe("127.0.0.1");

@@ -1,4 +1,4 @@
-// Error shapes, request ids, body limits and the 500 boundary, over real HTTP (CONTRACT 3).
+// Error shapes, request ids, body limits and the 500 boundary, over real HTTP (docs/api.md#errors).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type } from "arktype";
 import { buildApp } from "../../src/http/app.ts";

@@ -1,4 +1,4 @@
-// The real process, as CONTRACT 1 says it starts and stops.
+// The real process, as docs/running.md says it starts and stops.
 import { describe, expect, test, setDefaultTimeout } from "bun:test";
 import { statSync, readFileSync } from "node:fs";
 import { join } from "node:path";

@@ -1,6 +1,6 @@
 // Regression (issue 12, item 5): a backfill whose process was killed (-9) three times, each time
 // after its run had saved progress, ended `failed` ("its worker died", attempts 4/3) while its
-// table stayed `backfilling` forever. CONTRACT 8 now counts only runs that made no progress, so
+// table stayed `backfilling` forever. docs/api.md#tasks now counts only runs that made no progress, so
 // the fourth process finishes the backfill. Real processes, killed once their run's checkpoint
 // is visible through the API (an event, not a delay).
 import { describe, expect, setDefaultTimeout, test } from "bun:test";

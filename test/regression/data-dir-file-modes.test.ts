@@ -1,4 +1,4 @@
-// Issue 12 (item 10): vecsync.db was created 0644. CONTRACT 9: files the service creates in the data
+// Issue 12 (item 10): vecsync.db was created 0644. docs/running.md#one-process: files the service creates in the data
 // directory are 0600, folders 0700 — also those an older version left behind.
 import { expect, setDefaultTimeout, test } from "bun:test";
 import { chmodSync, lstatSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";

@@ -1,5 +1,5 @@
 // Issue 12 (item 10): two processes on one data dir both ran every sync pass and embedded the same
-// rows twice. CONTRACT 9: an exclusive lock on <data-dir>/lock; a second serve exits 2 naming the
+// rows twice. docs/running.md#one-process: an exclusive lock on <data-dir>/lock; a second serve exits 2 naming the
 // holder's pid. (That a holder killed with -9 leaves no stale lock is in test/foundation/process.test.ts.)
 import { expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";

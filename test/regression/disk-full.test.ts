@@ -1,5 +1,5 @@
 // Issue 12 (item 7): with the data dir on a full disk, writes answered 500 `internal`, and with the
-// log on the same disk the process exited and crash-looped on every start. CONTRACT 3: writes answer
+// log on the same disk the process exited and crash-looped on every start. docs/api.md#errors: writes answer
 // 507 `storage_full`, reads keep answering, logging never kills the process, and the service
 // recovers by itself once space returns. A real full filesystem: a small tmpfs (test/helpers).
 import { expect, setDefaultTimeout, test } from "bun:test";

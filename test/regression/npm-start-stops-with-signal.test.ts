@@ -1,5 +1,5 @@
 // Issue 12 (item 10): SIGTERM to `npm start` left the server running (npm signals its shell, the
-// shell died, bun lived on). CONTRACT 9: SIGTERM or SIGINT to npm stops the service within 10 s
+// shell died, bun lived on). docs/running.md#one-process: SIGTERM or SIGINT to npm stops the service within 10 s
 // and leaves no process behind.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";

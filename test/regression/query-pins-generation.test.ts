@@ -2,7 +2,7 @@
 // whatever generation was live by then. A swap in between (a PUT changing model and dimensions
 // 32 → 48) answered 500 "query vector has 32 dimensions, collection has 48", and with equal
 // dimensions searched the new generation with an old-model vector. A query now pins one
-// generation for both its embedding and its search (CONTRACT 7).
+// generation for both its embedding and its search (docs/vector-tables.md#query).
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { eventually } from "../harness.ts";
 import { json } from "../helpers/organizations.ts";

@@ -1,5 +1,5 @@
 // Issue 12 (item 10): a second `serve` on a port in use bound it anyway (Elysia's Bun adapter sets
-// SO_REUSEPORT) and the two processes split the requests. CONTRACT 9: exit 2 naming the address.
+// SO_REUSEPORT) and the two processes split the requests. docs/running.md#one-process: exit 2 naming the address.
 import { expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
 import { BUN, ROOT, startProcess, tempDir } from "../harness.ts";

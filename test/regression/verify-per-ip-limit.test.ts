@@ -1,5 +1,5 @@
 // Issue 12: POST /v1/auth/verify had no per-IP limit — 200 wrong codes across 110 e-mails from one
-// address were all answered 401. CONTRACT 4: at most 60 wrong codes per client IP per hour → 429.
+// address were all answered 401. docs/api.md#rate-limits: at most 60 wrong codes per client IP per hour → 429.
 import { expect, test } from "bun:test";
 import { FakeClock } from "../../src/shared/clock.ts";
 import { createTestApp } from "../harness.ts";

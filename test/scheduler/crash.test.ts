@@ -1,4 +1,4 @@
-// CONTRACT 8: a task whose process died is claimed again and resumes from its checkpoint, never
+// docs/api.md#tasks: a task whose process died is claimed again and resumes from its checkpoint, never
 // from zero; `attempts` counts both runs. On the same host the dead pid is recognised, so the
 // restarted worker does not wait for the lease to run out.
 import { describe, expect, test, setDefaultTimeout } from "bun:test";

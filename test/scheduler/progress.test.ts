@@ -1,4 +1,4 @@
-// CONTRACT 8 as changed by issue 12: a task fails for good after max_attempts runs in a row that
+// docs/api.md#tasks as changed by issue 12: a task fails for good after max_attempts runs in a row that
 // made no progress; the failed-for-good hook runs in the transaction that fails the task, by every
 // path; ctx.complete(tx) commits the task's completion with the handler's own write.
 import { describe, expect, test } from "bun:test";

@@ -24,7 +24,7 @@ describe("happy", () => {
     expect(scheduler.running).toBe(false);
   });
 
-  test("the service registers every task type with SPEC 2.10's defaults, and an enqueue may override them", async () => {
+  test("the service registers every task type with each kind's documented defaults (docs/api.md#tasks), and an enqueue may override them", async () => {
     await using app = await createTestApp();
     const queue = app.services.tasks;
     expect(() => queue.register({ ...BACKFILL, payload: type("object") }, { timeoutMs: 5_000, handler: async () => {} })).toThrow("already registered");

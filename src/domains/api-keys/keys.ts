@@ -1,6 +1,6 @@
 import { createHash, randomInt, timingSafeEqual } from "node:crypto";
 
-// CONTRACT 4: `vsk_` + 40 base62 characters, the last 6 a base62 CRC32 of the rest, so a
+// docs/api.md#authentication: `vsk_` + 40 base62 characters, the last 6 a base62 CRC32 of the rest, so a
 // malformed or mistyped key is refused before any database lookup.
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 const PREFIX = "vsk_";

@@ -10,7 +10,7 @@ export async function insertApiKey(db: Executor, row: ApiKeyRow): Promise<void> 
   await db.insert(apiKeys).values(row);
 }
 
-/** The organization's keys, or only those `createdBy` made; revoked keys included (SPEC 4.2). */
+/** The organization's keys, or only those `createdBy` made; revoked keys included (docs/api.md#api-keys). */
 export function listApiKeys(db: Executor, orgId: string, createdBy: string | null): Promise<ApiKeyRow[]> {
   const scope = createdBy === null ? eq(apiKeys.orgId, orgId) : and(eq(apiKeys.orgId, orgId), eq(apiKeys.createdBy, createdBy));
   return db.select().from(apiKeys).where(scope).orderBy(asc(apiKeys.createdAt), asc(apiKeys.id));
@@ -25,12 +25,12 @@ export async function revokeApiKey(db: Executor, orgId: string, keyId: string, a
   await db.update(apiKeys).set({ revokedAt: at }).where(and(eq(apiKeys.orgId, orgId), eq(apiKeys.id, keyId), isNull(apiKeys.revokedAt)));
 }
 
-/** A member removed or leaving loses every key they made in that organization (SPEC 3.4). */
+/** A member removed or leaving loses every key they made in that organization (docs/api.md#members). */
 export async function revokeMemberApiKeys(db: Executor, orgId: string, userId: string, at: string): Promise<void> {
   await db.update(apiKeys).set({ revokedAt: at }).where(and(eq(apiKeys.orgId, orgId), eq(apiKeys.createdBy, userId), isNull(apiKeys.revokedAt)));
 }
 
-/** Organization deletion cuts every key off at once (CONTRACT 4). */
+/** Organization deletion cuts every key off at once (docs/api.md#organizations). */
 export async function revokeOrganizationApiKeys(db: Executor, orgId: string, at: string): Promise<void> {
   await db.update(apiKeys).set({ revokedAt: at }).where(and(eq(apiKeys.orgId, orgId), isNull(apiKeys.revokedAt)));
 }

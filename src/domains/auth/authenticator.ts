@@ -10,7 +10,7 @@ import { verifyAccessToken } from "./jwt.ts";
 import { authSessions, users } from "./tables.ts";
 
 // A key looks like `vsk_…`; a JWT has two dots. Presenting one where the other is required is
-// a 401 (CONTRACT 3), so the scheme is decided by the route, never guessed from the token.
+// a 401 (docs/api.md#authentication), so the scheme is decided by the route, never guessed from the token.
 
 async function userFromJwt(db: Db, secret: string, token: string, now: Date): Promise<UserActor> {
   const claims = await verifyAccessToken(secret, token, now);

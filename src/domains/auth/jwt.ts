@@ -1,7 +1,7 @@
 import { jwtVerify, SignJWT, errors as joseErrors } from "jose";
 import { newId } from "../../shared/ids.ts";
 
-// CONTRACT 4: HS256, sub = user id, email, iat, exp = iat + 3600, iss = aud = "vecsync", jti.
+// docs/api.md#authentication: HS256, sub = user id, email, iat, exp = iat + 3600, iss = aud = "vecsync", jti.
 // jose (the library under @elysiajs/jwt) is used directly because the same verification serves
 // REST and tRPC, and services may not import Elysia (STYLE).
 export const ACCESS_TOKEN_TTL_SEC = 3600;

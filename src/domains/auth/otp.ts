@@ -1,6 +1,6 @@
 import { createHmac, hkdfSync, randomInt, timingSafeEqual } from "node:crypto";
 
-// CONTRACT 4: 6-digit single-use codes, kept only as an HMAC under a key derived from the master
+// docs/api.md#sign-in: 6-digit single-use codes, kept only as an HMAC under a key derived from the master
 // key, so a leaked database does not reveal live codes (1e6 codes are trivial to hash otherwise).
 export const CODE_DIGITS = 6;
 export const CODE_TTL_MS = 10 * 60 * 1000;
@@ -9,7 +9,7 @@ export const MAX_TRIES_PER_CODE = 5;
 const MAX_EMAIL_LENGTH = 254; // RFC 5321 path limit
 // Deliberately loose: one @, no spaces, a dot in the domain. Deliverability is the mail's job.
 const EMAIL_SHAPE = /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/;
-const CODE_SHAPE = /^\d{6,8}$/; // SPEC 8: verification codes are 6-8 digits
+const CODE_SHAPE = /^\d{6,8}$/; // docs/api.md#limits: verification codes are 6-8 digits
 
 /** Lowercased and trimmed, or null when it is not shaped like an e-mail address. */
 export function normalizeEmail(raw: string): string | null {

@@ -27,7 +27,7 @@ export async function recordEvents(db: Db, keys: string[], now: Date): Promise<v
   await db.insert(rateEvents).values(keys.map((key) => ({ key, at: now.toISOString() })));
 }
 
-/** 429 `rate_limited` with `Retry-After` in whole seconds (CONTRACT 3). */
+/** 429 `rate_limited` with `Retry-After` in whole seconds (docs/api.md#rate-limits). */
 export function rateLimited(waitedMs: number, message: string): AppError {
   const seconds = Math.max(1, Math.ceil(waitedMs / 1000));
   return new AppError("rate_limited", message, { headers: { "retry-after": String(seconds) } });

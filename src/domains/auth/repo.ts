@@ -8,7 +8,7 @@ import { authSessions, otpCodes, rateEvents, refreshTokens, users } from "./tabl
 const userRow = (email: string, now: Date) => ({
   id: newId(),
   email,
-  name: email.slice(0, email.indexOf("@")), // CONTRACT 4: user_name defaults to the local part
+  name: email.slice(0, email.indexOf("@")), // docs/api.md#sign-in: user_name defaults to the local part
   createdAt: now.toISOString(),
 });
 

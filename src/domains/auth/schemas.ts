@@ -1,7 +1,7 @@
 import { type } from "arktype";
 
-// SPEC 4.1. Formats (e-mail shape, 6-8 digit code) are checked by the service, because a malformed
-// value on verify is 400 `invalid_request` (CONTRACT 4), not a schema `validation_error`.
+// docs/api.md#sign-in. Formats (e-mail shape, 6-8 digit code) are checked by the service, because a malformed
+// value on verify is 400 `invalid_request` (docs/api.md#sign-in), not a schema `validation_error`.
 
 export const RequestCode = type({ "+": "reject", email: "string" });
 export type RequestCode = typeof RequestCode.infer;
@@ -15,7 +15,7 @@ export type Refresh = typeof Refresh.infer;
 export const CodeSent = type({ message: "string" });
 export type CodeSent = typeof CodeSent.infer;
 
-/** SPEC 2.1. */
+/** docs/api.md#sign-in. */
 export const TokenSet = type({
   access_token: "string",
   refresh_token: "string",

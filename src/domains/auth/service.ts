@@ -8,7 +8,7 @@ import { refreshSession, startSession } from "./tokens.ts";
 
 export { cleanupExpiredAuth } from "./cleanup.ts";
 
-// CONTRACT 4 limits. Windows slide over `rate_events`; a refused request is not counted, so a
+// docs/api.md#rate-limits limits. Windows slide over `rate_events`; a refused request is not counted, so a
 // client that keeps knocking is not locked out for longer than the window.
 const OTP_WINDOW_MS = 15 * 60 * 1000;
 const OTP_PER_EMAIL = 5;
@@ -19,7 +19,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 const WRONG_TRIES_PER_IP_HOUR = 60;
 const HOUR_MS = 60 * 60 * 1000;
 
-// One answer whether or not the e-mail was known (CONTRACT 4): a new e-mail simply gets an account.
+// One answer whether or not the e-mail was known (docs/api.md#sign-in): a new e-mail simply gets an account.
 const CODE_SENT_MESSAGE = "A sign-in code has been sent to the e-mail address; it is valid for 10 minutes";
 
 const wrongCode = () => new AppError("unauthorized", "The code is invalid or expired");
@@ -45,7 +45,7 @@ export async function requestCode(services: Services, input: RequestCode, ip: st
   await recordEvents(db, windows.map((w) => w.key), now);
 
   // Whatever depends on the e-mail being known (creating the user, insert vs update of the code)
-  // runs after the answer, so neither its body nor its timing can tell (CONTRACT 4). A delivery
+  // runs after the answer, so neither its body nor its timing can tell (docs/api.md#sign-in). A delivery
   // failure is logged; the person asks for another code.
   inOrder(services, email, () => deliverCode(services, email, now).catch((err) => services.logger.error({ err, to: email }, "sign-in code delivery failed")));
   return { message: CODE_SENT_MESSAGE };
@@ -68,7 +68,7 @@ async function deliverCode(services: Services, email: string, now: Date): Promis
   const code = generateCode();
   await repo.storeCode(services.database.db, email, hashCode(services.config.masterKey, email, code), new Date(now.getTime() + CODE_TTL_MS), now);
   await services.mailer.send(codeMail(email, code));
-  // CONTRACT 1: without SMTP the code is also logged. In the message, because the logger redacts
+  // docs/running.md#e-mail: without SMTP the code is also logged. In the message, because the logger redacts
   // any field named `code`.
   if (!services.config.smtpUrl) services.logger.info({ to: email }, `sign-in code for ${email}: ${code} (no SMTP configured)`);
 }

@@ -6,7 +6,7 @@ import { ACCESS_TOKEN_TTL_SEC, signAccessToken } from "./jwt.ts";
 import * as repo from "./repo.ts";
 import type { TokenSet } from "./schemas.ts";
 
-// CONTRACT 4: refresh tokens are opaque, stored as SHA-256, live 30 days and rotate on every use;
+// docs/api.md#sign-in: refresh tokens are opaque, stored as SHA-256, live 30 days and rotate on every use;
 // presenting a rotated one means it leaked (or raced), so the whole sign-in is revoked.
 export const REFRESH_TOKEN_TTL_MS = 30 * 24 * 60 * 60 * 1000;
 const REFRESH_PREFIX = "vsr_"; // lets secret scanners recognise a leaked token

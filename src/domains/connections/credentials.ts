@@ -1,4 +1,4 @@
-// Credentials per provider (SPEC 2.8): checked, defaulted, sealed for storage, opened for the
+// Credentials per provider (docs/api.md#credentials): checked, defaulted, sealed for storage, opened for the
 // drivers. A credentials object holds secrets, so no message here ever carries a value: arktype's
 // "(was …)" suffix is cut, and the PEM check answers in fixed words.
 import { createPrivateKey } from "node:crypto";

@@ -14,7 +14,7 @@ export const ConnectionName = type("1 <= string <= 100");
 
 // `credentials` is only "an object" here: its shape depends on the provider (and, on update, on
 // the stored connection), so credentials.ts checks it — without ever echoing a value back.
-const CredentialsObject = type("Record<string, unknown>").describe("the provider's credentials object (SPEC 2.8)");
+const CredentialsObject = type("Record<string, unknown>").describe("the provider's credentials object (docs/api.md#credentials)");
 
 const createFields = { name: ConnectionName, mode: ConnectionMode, credentials: CredentialsObject } as const;
 const updateFields = { "name?": ConnectionName, "credentials?": CredentialsObject } as const;
@@ -50,6 +50,6 @@ export type Connection = typeof Connection.infer;
 
 export const ConnectionPage = pageSchema(Connection);
 
-/** SPEC 2.8 test result: a failed test is an answer (200), not an error. */
+/** docs/api.md#connection-test test result: a failed test is an answer (200), not an error. */
 export const TestResult = type({ status: "'connected'", details: { latency_ms: "number.integer" } }).or({ status: "'failed'", details: { error: "string" } });
 export type TestResult = typeof TestResult.infer;

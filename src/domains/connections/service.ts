@@ -23,7 +23,7 @@ import {
 } from "./repo.ts";
 import { CONNECTION_PROVIDERS, type Connection, type ConnectionProvider, type CreateConnection, type TestResult, type UpdateConnection } from "./schemas.ts";
 
-/** The answer shape (SPEC 2.8): written by hand so the sealed credentials can never leak into it. */
+/** The answer shape (docs/api.md#connections): written by hand so the sealed credentials can never leak into it. */
 export function presentConnection(row: ConnectionRow): Connection {
   return {
     id: row.id,
@@ -83,7 +83,7 @@ export async function createConnection(services: Services, actor: KeyActor, prov
   return presentConnection(row);
 }
 
-/** GET /v1/connections: oldest first; `X-Environment-Id`, when sent, narrows (CONTRACT 5). */
+/** GET /v1/connections: oldest first; `X-Environment-Id`, when sent, narrows (docs/api.md#environments). */
 export async function listConnections(services: Services, actor: KeyActor, query: PageQuery, environmentHeader: string | null | undefined): Promise<Page<Connection>> {
   return listNarrowedByEnvironment(services, actor, "connections", query, environmentHeader, (environmentId, page) => pageConnections(services.database.db, actor.orgId, environmentId, page), presentConnection);
 }
@@ -101,7 +101,7 @@ export async function getConnection(services: Services, actor: KeyActor, id: str
 
 /**
  * PUT /v1/connections/{id}: `credentials` replaces the stored object whole (validated for the
- * connection's provider) and sends the status back to `pending` (CONTRACT 6), the earlier test no
+ * connection's provider) and sends the status back to `pending` (docs/api.md#connections), the earlier test no
  * longer saying anything about the new credentials.
  */
 export async function updateConnection(services: Services, actor: KeyActor, id: string, input: UpdateConnection): Promise<Connection> {

@@ -1,4 +1,4 @@
-// Opens the source a connection points at: decrypt its credentials, vet the host (CONTRACT 6),
+// Opens the source a connection points at: decrypt its credentials, vet the host (docs/api.md#host-guard),
 // construct the driver. Everything that reads a source (connection tests, vector-table schema
 // reads, backfill and sync tasks) goes through `openSource`, so none can skip the host guard.
 import type { Services } from "../../services.ts";

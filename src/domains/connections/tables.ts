@@ -8,7 +8,7 @@ export const connections = sqliteTable("connections", {
   provider: text("provider", { enum: ["db_warehouse", "db_relational"] }).notNull(),
   mode: text("mode", { enum: ["managed", "platform"] }).notNull(),
   status: text("status", { enum: ["pending", "connected", "failed"] }).notNull(),
-  // The credentials object as JSON, sealed by services.secrets (AES-256-GCM, CONTRACT 6); never
+  // The credentials object as JSON, sealed by services.secrets (AES-256-GCM, docs/running.md#secrets); never
   // plain text, never answered.
   credentials: text("credentials").notNull(),
   lastTestedAt: text("last_tested_at"),

@@ -7,7 +7,7 @@ import type { ErrorDetail } from "../../shared/errors.ts";
 
 export type CredentialFields = { api_key?: string; base_url?: string | null; default_model?: string | null };
 
-/** Link-local and cloud-metadata endpoints (CONTRACT 6): a base URL may never reach them. */
+/** Link-local and cloud-metadata endpoints (docs/api.md#embedding-providers): a base URL may never reach them. */
 const METADATA_HOSTS = new Set(["169.254.169.254", "fd00:ec2::254", "metadata.google.internal", "metadata"]);
 
 function ipv4ToInt(ip: string): number | null {

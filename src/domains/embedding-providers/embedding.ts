@@ -27,7 +27,7 @@ export async function providerForEmbedding(services: Services, orgId: string, pr
 
 /**
  * Embeds during a synchronous request (query text, a preview): a driver failure becomes 502
- * `provider_error` carrying the provider's own words (CONTRACT 3). Tasks call `embed` directly
+ * `provider_error` carrying the provider's own words (docs/api.md#errors). Tasks call `embed` directly
  * and let the scheduler read `DriverError.retryable`.
  */
 export async function embedOrFail(provider: EmbeddingProvider, texts: string[], opts: EmbedOptions): Promise<Float32Array[]> {

@@ -16,7 +16,7 @@ import type { CreateEmbeddingProvider, EmbeddingProvider, ModelList, UpdateEmbed
 /** The purpose bound to every sealed provider key (a ciphertext moved elsewhere will not open). */
 export const API_KEY_PURPOSE = "embedding_provider.api_key";
 
-/** The answer shape (SPEC 2.7): never the key, sealed or not. */
+/** The answer shape (docs/api.md#embedding-providers): never the key, sealed or not. */
 export function presentProvider(row: ProviderRow): EmbeddingProvider {
   return {
     id: row.id,
@@ -54,7 +54,7 @@ async function guardName<T>(name: string, write: () => Promise<T>): Promise<T> {
   }
 }
 
-/** POST /v1/embedding-providers: a `full` key; the environment from `X-Environment-Id` (CONTRACT 5). */
+/** POST /v1/embedding-providers: a `full` key; the environment from `X-Environment-Id` (docs/api.md#environments). */
 export async function createEmbeddingProvider(services: Services, actor: KeyActor, input: CreateEmbeddingProvider, environmentHeader: string | null): Promise<EmbeddingProvider> {
   requireWriteAccess(actor);
   checkFields(services, input.provider, input, true);
@@ -80,7 +80,7 @@ export async function createEmbeddingProvider(services: Services, actor: KeyActo
   return presentProvider(row);
 }
 
-/** GET /v1/embedding-providers: `X-Environment-Id`, when sent, narrows the list (CONTRACT 5). */
+/** GET /v1/embedding-providers: `X-Environment-Id`, when sent, narrows the list (docs/api.md#environments). */
 export async function listEmbeddingProviders(services: Services, actor: KeyActor, query: PageQuery, environmentHeader: string | null): Promise<Page<EmbeddingProvider>> {
   return listNarrowedByEnvironment(services, actor, "embedding-providers", query, environmentHeader, (environmentId, page) => pageProviders(services.database.db, actor.orgId, environmentId, page), presentProvider);
 }
@@ -125,7 +125,7 @@ export async function deleteEmbeddingProvider(services: Services, actor: KeyActo
   services.logger.info({ org_id: actor.orgId, provider_id: id }, "embedding provider deleted");
 }
 
-/** GET /v1/embedding-providers/{id}/models: SPEC 2.7's rows for the provider's kind. */
+/** GET /v1/embedding-providers/{id}/models: the model rows (docs/api.md#models) for the provider's kind. */
 export async function listProviderModels(services: Services, actor: KeyActor, id: string): Promise<ModelList> {
   const row = await providerRowOf(services, actor.orgId, id);
   return { models: modelsOf(row.provider) };

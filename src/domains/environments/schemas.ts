@@ -15,5 +15,5 @@ export type Environment = typeof Environment.infer;
 
 export const EnvironmentPage = pageSchema(Environment);
 
-/** The environment every organization is born with; it cannot be deleted (SPEC 2.6). */
+/** The environment every organization is born with; it cannot be deleted (docs/api.md#environments). */
 export const PROD_ENVIRONMENT = "prod";

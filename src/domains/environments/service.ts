@@ -66,7 +66,7 @@ export async function deleteEnvironment(services: Services, actor: KeyActor, id:
 }
 
 /**
- * The `X-Environment-Id` guard (CONTRACT 5) for creating connections, providers and vector
+ * The `X-Environment-Id` guard (docs/api.md#environments) for creating connections, providers and vector
  * tables: absent → the organization's `prod` environment; unknown or another organization's → 404.
  */
 export async function resolveEnvironment(services: Services, actor: KeyActor, headerValue: string | null | undefined): Promise<EnvironmentRow> {
@@ -83,7 +83,7 @@ export const ENVIRONMENT_HEADER = "x-environment-id";
 
 /**
  * One page of an organization's resources of one kind (`list` names it), oldest first, narrowed
- * to the `X-Environment-Id` environment when the header is sent (CONTRACT 5). The cursor is bound
+ * to the `X-Environment-Id` environment when the header is sent (docs/api.md#environments). The cursor is bound
  * to the list and its narrowing: a cursor of one environment's list is refused by another's.
  */
 export async function listNarrowedByEnvironment<R extends { createdAt: string; id: string }, T>(

@@ -4,7 +4,7 @@ import { AppError, notFound } from "../../shared/errors.ts";
 import { findMember, findOrganization, type MemberRow, type OrganizationRow } from "./repo.ts";
 
 // Every organization endpoint starts here: a signed-in user who is not a member gets 404, never
-// 403 (CONTRACT 4), so the existence of other organizations is not revealed.
+// 403 (docs/api.md#permissions), so the existence of other organizations is not revealed.
 
 export type Membership = { org: OrganizationRow; member: MemberRow };
 

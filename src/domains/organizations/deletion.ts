@@ -5,7 +5,7 @@ import { deleteOrganizationApiKeys } from "../api-keys/repo.ts";
 import { deleteOrganizationEnvironments } from "../environments/repo.ts";
 import { deleteOrganizationInvitations, deleteOrganizationMembers, deleteOrganizationRow } from "./repo.ts";
 
-// The `org_deletion` task (SPEC 3.2): external resources first (vector-store collections,
+// The `org_deletion` task (docs/api.md#organizations): external resources first (vector-store collections,
 // platform tables), then the database records, then the organization itself. Every step is
 // idempotent, so a task retried after a crash — or run twice — simply finds less to do. What the
 // domains that come later (embedding providers, connections, vector tables) remove is listed in

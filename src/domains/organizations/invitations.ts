@@ -23,7 +23,7 @@ import {
 import type { CreateInvitation, Invitation, Member } from "./schemas.ts";
 import { FIRST_KEY_NAME } from "./service.ts";
 
-export const INVITATION_LIFETIME_MS = 7 * 24 * 60 * 60 * 1000; // SPEC 8
+export const INVITATION_LIFETIME_MS = 7 * 24 * 60 * 60 * 1000; // docs/api.md#limits
 
 // Accept tokens are 256 random bits, shown once (create answer and e-mail), stored as SHA-256.
 const newToken = () => randomBytes(32).toString("base64url");
@@ -85,7 +85,7 @@ export async function listInvitations(services: Services, actor: UserActor, orgI
 
 /**
  * POST /v1/organizations/invitations/{token}/accept: any signed-in user; the membership is bound
- * to the caller and comes with its first API key, shown once (CONTRACT 4).
+ * to the caller and comes with its first API key, shown once (docs/api.md#invitations).
  */
 export async function acceptInvitation(services: Services, actor: UserActor, token: string): Promise<Member & { api_key: string }> {
   const db = services.database.db;

@@ -13,7 +13,7 @@ export async function listMembers(services: Services, actor: UserActor, orgId: s
   return { data: (await listMembersWithUsers(db, orgId)).map(presentMember) };
 }
 
-/** Removes a membership and, in the same transaction, every key that member made there (SPEC 3.4). */
+/** Removes a membership and, in the same transaction, every key that member made there (docs/api.md#members). */
 async function endMembership(services: Services, orgId: string, userId: string): Promise<void> {
   const at = services.clock.now().toISOString();
   await services.database.db.transaction(async (tx) => {

@@ -1,6 +1,6 @@
 import { type } from "arktype";
 
-// Organization names: 1-100 characters, not blank, unique across the service (SPEC 2.2, CONTRACT 2).
+// Organization names: 1-100 characters, not blank, unique across the service (docs/api.md#organizations, docs/api.md#conventions).
 export const OrganizationName = type("1 <= string <= 100").narrow((s, ctx) => s.trim().length > 0 || ctx.mustBe("a name that is not blank"));
 
 export const CreateOrganization = type({ "+": "reject", name: OrganizationName });

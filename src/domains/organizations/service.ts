@@ -14,7 +14,7 @@ import { presentOrganization } from "./present.ts";
 import { findOrganizationByName, insertMember, insertOrganization, markOrganizationDeleting, type OrganizationRow } from "./repo.ts";
 import type { CreateOrganization, Organization } from "./schemas.ts";
 
-/** The name of the key handed out with a new membership (CONTRACT 4). */
+/** The name of the key handed out with a new membership (docs/api.md#organizations). */
 export const FIRST_KEY_NAME = "default";
 export const NEW_ORGANIZATION_TIER = "free";
 

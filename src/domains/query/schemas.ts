@@ -7,12 +7,12 @@ const queryFields = {
   query: QueryText,
   "limit?": "1 <= number.integer <= 100",
   "min_similarity_score?": "0 <= number <= 1 | null",
-  // The filter language (CONTRACT 7) is checked against the table's metadata columns by the
+  // The filter language (docs/vector-tables.md#filters) is checked against the table's metadata columns by the
   // store's parser, which reports every problem with its path under `filters`.
   "filters?": "Record<string, unknown> | null",
 } as const;
 
-/** POST /v1/vector-tables/{id}/query (SPEC 4.9). */
+/** POST /v1/vector-tables/{id}/query (docs/vector-tables.md#query). */
 export const QueryRequest = type({ "+": "reject", ...queryFields });
 export type QueryRequest = typeof QueryRequest.infer;
 
@@ -23,7 +23,7 @@ export const DEFAULT_QUERY_LIMIT = 10;
 
 const MetadataValue = type("string | number | boolean | null");
 
-/** SPEC 2.11. */
+/** docs/vector-tables.md#query. */
 export const QueryResult = type({
   results: type({ id: "string", similarity_score: "number", metadata: type({ "[string]": MetadataValue }), embedded_text: "string" }).array(),
   query: "string",

@@ -1,4 +1,4 @@
-// The query endpoint (SPEC 4.9, CONTRACT 7): embed the text as a query with the model of the
+// The query endpoint (docs/vector-tables.md#query): embed the text as a query with the model of the
 // stored vectors, search the table's collection with the filter, shape the answer.
 import type { Services } from "../../services.ts";
 import type { KeyActor } from "../../shared/actor.ts";
@@ -16,7 +16,7 @@ import { DEFAULT_QUERY_LIMIT, type QueryRequest, type QueryResult } from "./sche
  */
 export const QUERY_EMBED_DEADLINE_MS = 15_000;
 
-/** States with servable vectors (CONTRACT 7): paused and re-backfilling tables answer from the stored ones. */
+/** States with servable vectors (docs/vector-tables.md#query): paused and re-backfilling tables answer from the stored ones. */
 const SERVABLE = new Set<VectorTableRow["syncStatus"]>(["synced", "backfilling", "paused", "pending_rebackfill"]);
 
 function requireServable(row: VectorTableRow): void {
@@ -65,15 +65,15 @@ async function embedQuery(services: Services, row: VectorTableRow, spec: Generat
 const present = (hit: SearchHit) => ({ id: hit.pk, similarity_score: hit.score, metadata: hit.metadata, embedded_text: hit.text });
 
 /**
- * POST /v1/vector-tables/{id}/query: any key permission (CONTRACT 3). `X-Environment-Id`, when
- * sent, must be the table's environment, else 404 (CONTRACT 5).
+ * POST /v1/vector-tables/{id}/query: any key permission (docs/api.md#permissions). `X-Environment-Id`, when
+ * sent, must be the table's environment, else 404 (docs/api.md#environments).
  */
 export async function queryVectorTable(services: Services, actor: KeyActor, id: string, input: QueryRequest, environmentHeader: string | null | undefined): Promise<QueryResult> {
   const row = await vectorTableOf(services, actor.orgId, id);
   const environmentId = environmentHeader?.trim();
   if (environmentId && environmentId !== row.environmentId) throw new AppError("not_found", "Vector table not found in that environment");
   requireServable(row);
-  // One generation for the embedding and the search: a swap in between changes neither (CONTRACT 7).
+  // One generation for the embedding and the search: a swap in between changes neither (docs/vector-tables.md#query).
   const pinned = services.vectors.pin(row.vectorstoreCollection);
   let hits: SearchHit[];
   let model: string;

@@ -19,7 +19,7 @@ export type ApplyTarget = {
   generation: number;
   /** The generation compared and copied from (the live one). Equal to `generation` outside a re-backfill. */
   reference: number;
-  /** Vectors the organization may still add (CONTRACT 6); null when the write only replaces rows. */
+  /** Vectors the organization may still add (docs/vector-tables.md#vector-budget); null when the write only replaces rows. */
   budget: { remaining: number } | null;
 };
 

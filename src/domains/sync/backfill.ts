@@ -1,4 +1,4 @@
-// The `backfill` and `rebackfill` task handlers (ARCHITECTURE "Backfill", "Re-backfill").
+// The `backfill` and `rebackfill` task handlers (docs/architecture.md#backfill, #re-backfill).
 // Backfill fills the live generation; re-backfill builds a new generation beside it (queries
 // keep answering from the old one), copies the vectors of rows whose text and embedding tag are
 // unchanged, and swaps in one transaction. Either starts over as a re-backfill when a PUT moves
@@ -44,7 +44,7 @@ export async function runFillTask(services: Services, ctx: Ctx, kind: FillTaskTy
     }
   } catch (err) {
     if (interruptedBy(ctx.signal) === "shutdown" || !table) throw err;
-    // The table stays as it is while the task retries (CONTRACT 6); when the runner fails the task
+    // The table stays as it is while the task retries (docs/vector-tables.md#states); when the runner fails the task
     // for good, the task type's failed hook moves it to `error` in that same transaction.
     await noteError(services.database.db, table.id, err instanceof Error ? err.message : String(err), services.clock.now().toISOString());
     throw err;

@@ -1,4 +1,4 @@
-// Batch sync (ARCHITECTURE "Batch sync"): a full pass over the source's row hashes, diffed with
+// Batch sync (docs/architecture.md#batch-sync): a full pass over the source's row hashes, diffed with
 // the stored ones, on the sync interval; for cdc tables the same pass reconciles what the change
 // stream missed. `runBatchPass` runs one pass now (the tick calls it; so can tests).
 import { and, eq, inArray } from "drizzle-orm";

@@ -1,4 +1,4 @@
-// The vector budget (CONTRACT 6): tier `free` holds at most VECSYNC_FREE_VECTOR_BUDGET vectors per
+// The vector budget (docs/vector-tables.md#vector-budget): tier `free` holds at most VECSYNC_FREE_VECTOR_BUDGET vectors per
 // organization, counted across the live generations of all its managed collections.
 import { eq } from "drizzle-orm";
 import type { Services } from "../../services.ts";

@@ -1,4 +1,4 @@
-// CDC (ARCHITECTURE "CDC"): one consumer per cdc table applies the source's change stream to the
+// CDC (docs/architecture.md#cdc): one consumer per cdc table applies the source's change stream to the
 // live generation. Each batch's keys are re-read (absent = deleted), rendered, embedded and
 // written; only then is the position stored on the table and acknowledged to the source, so a
 // crash replays at most the batch in flight. A lost feed falls back to a full hash pass.
@@ -145,7 +145,7 @@ class ConsumerLoop {
         const current = await findVectorTableById(this.db, this.tableId);
         if (!current || !consumerWanted(current) || current.configVersion !== table.configVersion) return "again";
         pending = batch;
-        // sync/status shows the real backlog while it is applied (SPEC 2.12, CONTRACT 6).
+        // sync/status shows the real backlog while it is applied (docs/vector-tables.md#sync-status).
         await notePendingChanges(this.db, table.id, { rows: batch.keys.length, oldestAt: batch.committedAt.toISOString() }, this.now());
         await applyBatch(job, batch);
         await recordChangesApplied(this.db, table.id, batch.checkpoint, this.now());

@@ -12,7 +12,7 @@ import type { SyncJob } from "./job.ts";
 import { hashPages } from "./pages.ts";
 
 /**
- * The task's progress (SPEC 2.10's two fields) plus what a resume needs: the typed key to read
+ * The task's progress (the two fields docs/api.md#tasks shows) plus what a resume needs: the typed key to read
  * after, and for a re-backfill the generation being built and the configuration it is for.
  */
 export type FillProgress = TaskProgress & { after_key?: Key | null; generation?: number; config_version?: number; started_at?: string };

@@ -23,7 +23,7 @@ export async function dropQuietly(services: Services, collection: string, genera
 
 /**
  * The fill task types' failed hook: `error` with the task's last error (a paused table stays
- * paused). The live generation is untouched and keeps answering queries (CONTRACT 7).
+ * paused). The live generation is untouched and keeps answering queries (docs/vector-tables.md#configuration-changes).
  */
 export async function fillFailed(services: Services, tx: DbOrTx, failure: TaskFailure): Promise<void> {
   await markError(tx, failure.task.targetId, failure.error, services.clock.now().toISOString());

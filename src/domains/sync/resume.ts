@@ -1,4 +1,4 @@
-// Where a backfill asked for by hand starts (CONTRACT 8, issue 12): from the checkpoint the
+// Where a backfill asked for by hand starts (docs/vector-tables.md#backfill, issue 12): from the checkpoint the
 // table's last fill task left when that task failed for good, not from row 0, so a table whose
 // backfill kept failing does not pay again for the rows it already stored. The vector-tables API
 // asks through services.engine.resumePoint: what a checkpoint covers is the engine's knowledge.

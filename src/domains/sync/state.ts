@@ -13,7 +13,7 @@ export type SyncState = {
   /** Batch passes failed in a row per table; the third one turns the table to `error`. */
   failures: Map<string, number>;
   /**
-   * Rows whose text renders empty (not in the collection, CONTRACT 6), per table: pk → stored text
+   * Rows whose text renders empty (not in the collection, docs/vector-tables.md#text-and-metadata), per table: pk → stored text
    * hash. A hash pass skips them while the hash holds, instead of fetching them every time.
    */
   emptyRows: Map<string, Map<string, string>>;

@@ -1,5 +1,5 @@
-// The task types the service knows (the API's `task_type`, SPEC 2.10), each declared once: its
-// name, its default priority (lower runs first) and max attempts (CONTRACT 8), and the schema of
+// The task types the service knows (the API's `task_type`, docs/api.md#tasks), each declared once: its
+// name, its default priority (lower runs first) and max attempts (docs/api.md#tasks), and the schema of
 // its payload. The composition root (src/wiring.ts) binds a handler to each kind; enqueueing names
 // the kind, so a payload cannot drift from what its handler validates.
 import { type } from "arktype";

@@ -5,13 +5,13 @@ import { TASK_TYPES } from "./kinds.ts";
 const TaskTypeName = type.enumerated(...TASK_TYPES);
 const TaskStatusName = type.enumerated(...TASK_STATUSES);
 
-/** GET /v1/tasks filters (CONTRACT 8); each narrows the active-and-recent list. */
+/** GET /v1/tasks filters (docs/api.md#tasks); each narrows the active-and-recent list. */
 export const ListTasks = type({ "+": "reject", "status?": TaskStatusName, "task_type?": TaskTypeName, "target_id?": "string > 0" });
 export type ListTasks = typeof ListTasks.infer;
 
 export const TaskIdParam = type({ "+": "reject", task_id: "string" });
 
-/** SPEC 2.10. `last_processed_pk` is null until the task has processed a row. */
+/** docs/api.md#tasks. `last_processed_pk` is null until the task has processed a row. */
 export const Task = type({
   id: "string",
   org_id: "string",

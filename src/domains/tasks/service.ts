@@ -5,7 +5,7 @@ import { notFound } from "../../shared/errors.ts";
 import { findTask, listActiveAndRecent } from "./repo.ts";
 import type { ListTasks, Task, TaskList } from "./schemas.ts";
 
-/** CONTRACT 8: finished tasks stay in the list for a day. */
+/** docs/api.md#tasks: finished tasks stay in the list for a day. */
 const RECENT_MS = 24 * 60 * 60 * 1000;
 
 export function presentTask(row: TaskRow): Task {

@@ -1,4 +1,4 @@
-// The rules a vector table's configuration must meet (SPEC 2.9, CONTRACT 6), as lists of
+// The rules a vector table's configuration must meet (docs/vector-tables.md#vector-tables), as lists of
 // `{path, message}` problems so one 400 answer names everything wrong at once.
 import { validateModelChoice } from "../../drivers/embeddings/catalog.ts";
 import type { SourceColumn } from "../../drivers/sources/types.ts";
@@ -47,7 +47,7 @@ export function sourceProblems(schema: SourceColumn[], table: string, primaryKey
 
 /**
  * The warehouse platform's own embedding functions, usable in platform mode without an embedding
- * provider (SPEC 2.7 leaves their names out; these are the two the warehouse ships for 768-wide
+ * provider (docs/vector-tables.md#storage-modes leaves their names out; these are the two the warehouse ships for 768-wide
  * vectors). Their dimensions are fixed.
  */
 export const PLATFORM_BUILT_IN_MODELS: readonly { model: string; dimensions: number }[] = [
@@ -75,5 +75,5 @@ export function builtInModelProblems(model: string, dimensions: number): ErrorDe
 // Postgres `format_type()` spellings and warehouse DATA_TYPE names of numeric types.
 const NUMERIC_TYPE = /^(smallint|integer|bigint|int|int2|int4|int8|tinyint|byteint|numeric|decimal|number|real|float\d*|double( precision)?|smallserial|serial|bigserial|oid)\b/i;
 
-/** Whether the key's source type orders numerically (ties in query scores break by it, CONTRACT 7). */
+/** Whether the key's source type orders numerically (ties in query scores break by it, docs/vector-tables.md#ranking-and-ties). */
 export const isNumericType = (sourceType: string): boolean => NUMERIC_TYPE.test(sourceType.trim());

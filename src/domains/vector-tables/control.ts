@@ -1,4 +1,4 @@
-// Backfill and sync control (SPEC 3.1, 4.7-4.8, CONTRACT 6). These endpoints only move the
+// Backfill and sync control (docs/vector-tables.md#states). These endpoints only move the
 // table's state and queue work; the engine (the sync domain) does the work and keeps the numbers,
 // reached through `services.engine` (engine.ts), since sync imports this domain, not the reverse.
 import type { Services } from "../../services.ts";
@@ -46,7 +46,7 @@ export async function startBackfill(services: Services, actor: KeyActor, id: str
 
 const secondsSince = (now: Date, iso: string | null): number => (iso === null ? 0 : Math.max(0, Math.floor((now.getTime() - Date.parse(iso)) / 1000)));
 
-/** SPEC 2.12 with CONTRACT 6's meanings, read from what the engine keeps on the row. */
+/** The sync status object with its fields' meanings (docs/vector-tables.md#sync-status), read from what the engine keeps on the row. */
 export function syncStatusOf(row: VectorTableRow, now: Date): SyncStatusObject {
   const rowsPending = row.syncStatus === "backfilling" ? Math.max(0, row.totalRows - row.syncedRows) : row.rowsPending;
   // cdc: age of the oldest change not yet applied (0 when caught up); batch: since the start of

@@ -18,7 +18,7 @@ export function normalizeColumns(columns: readonly ColumnConfig[]): ColumnConfig
 export const sameColumns = (a: readonly ColumnConfig[], b: readonly ColumnConfig[]): boolean =>
   JSON.stringify(normalizeColumns(a)) === JSON.stringify(normalizeColumns(b));
 
-/** The answer shape (SPEC 2.9), field by field: engine bookkeeping columns stay inside. */
+/** The answer shape (docs/vector-tables.md#vector-tables), field by field: engine bookkeeping columns stay inside. */
 export function presentVectorTable(row: VectorTableRow): VectorTable {
   return {
     id: row.id,

@@ -3,7 +3,7 @@ import type { GenerationSpec, Metadata, MetadataValue } from "../../drivers/vect
 import type { SourceValue } from "../../drivers/sources/types.ts";
 import type { ColumnConfig, VectorTableRow } from "./tables.ts";
 
-// What a source row becomes in the collection (CONTRACT 7). One module, used by backfill, sync
+// What a source row becomes in the collection (docs/vector-tables.md#text-and-metadata). One module, used by backfill, sync
 // and tests alike, so the embedded text and typed metadata can never differ between paths.
 
 /** Embedding columns in embedding order: by `ordinal`, then by position in `columns`. */
@@ -21,7 +21,7 @@ const asText = (value: SourceValue): string => (typeof value === "string" ? valu
 
 /**
  * The text that is embedded: each non-null embedding column as `name_prefix + value`, joined by
- * "\n". Null when every embedding column is null (such a row is not embedded, CONTRACT 6).
+ * "\n". Null when every embedding column is null (such a row is not embedded, docs/vector-tables.md#text-and-metadata).
  */
 export function renderText(columns: ColumnConfig[], values: Record<string, SourceValue>): string | null {
   const parts: string[] = [];
@@ -66,7 +66,7 @@ export function renderMetadata(columns: ColumnConfig[], values: Record<string, S
 /**
  * What the stored text hash covers besides the source's own hash of the text columns: the model,
  * the dimensions and the rendering rules (order, prefixes). Any change means re-embedding, so a
- * model change can never leave mixed vectors (ARCHITECTURE "Batch sync").
+ * model change can never leave mixed vectors (docs/architecture.md#batch-sync).
  */
 export function embeddingTag(model: string, dimensions: number, columns: ColumnConfig[]): string {
   const rules = embeddingColumns(columns).map((c) => [c.name, c.name_prefix ?? ""]);
@@ -91,7 +91,7 @@ export function generationSpec(table: Pick<VectorTableRow, "columns" | "embeddin
   };
 }
 
-/** `vt_<first 8 of id>_<name lowercased, anything outside [a-z0-9_] as _>` (CONTRACT 2). */
+/** `vt_<first 8 of id>_<name lowercased, anything outside [a-z0-9_] as _>` (docs/vector-tables.md#vector-tables). */
 export function collectionName(id: string, name: string): string {
   return `vt_${id.slice(0, 8)}_${name.toLowerCase().replace(/[^a-z0-9_]/g, "_")}`;
 }

@@ -40,7 +40,7 @@ export function vectorTablesByMode(db: Executor, mode: VectorTableRow["mode"]): 
   return db.select().from(vectorTables).where(eq(vectorTables.mode, mode));
 }
 
-/** The collections of the organization's managed tables (its vector budget counts them, CONTRACT 6). */
+/** The collections of the organization's managed tables (its vector budget counts them, docs/vector-tables.md#vector-budget). */
 export async function managedCollectionsOf(db: Executor, orgId: string): Promise<string[]> {
   const rows = await db
     .select({ collection: vectorTables.vectorstoreCollection })

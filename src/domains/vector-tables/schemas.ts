@@ -3,7 +3,7 @@ import { PageQuery, pageSchema } from "../../shared/pagination.ts";
 
 export const FilterType = type("'keyword' | 'integer' | 'float' | 'boolean'");
 
-/** Column configuration (SPEC 2.9); the cross-field rules (roles, uniqueness) live in config.ts. */
+/** Column configuration (docs/vector-tables.md#columns); the cross-field rules (roles, uniqueness) live in config.ts. */
 export const ColumnConfigSchema = type({
   "+": "reject",
   name: "1 <= string <= 255",
@@ -60,7 +60,7 @@ const ColumnConfigOut = type({ name: "string", role: "'embedding' | 'metadata'",
 export const SYNC_STATUSES = ["pending", "backfilling", "synced", "paused", "error", "pending_rebackfill"] as const;
 const SyncStatusSchema = type.enumerated(...SYNC_STATUSES);
 
-/** SPEC 2.9, exactly these fields. */
+/** docs/vector-tables.md#vector-tables, exactly these fields. */
 export const VectorTable = type({
   id: "string",
   org_id: "string",
@@ -87,15 +87,15 @@ export type VectorTable = typeof VectorTable.infer;
 
 export const VectorTablePage = pageSchema(VectorTable);
 
-/** GET …/schema (SPEC 4.7): the source table's columns in table order. */
+/** GET …/schema (docs/vector-tables.md#vector-tables): the source table's columns in table order. */
 export const SourceSchema = type({ columns: type({ name: "string", type: "string", nullable: "boolean" }).array() });
 export type SourceSchema = typeof SourceSchema.infer;
 
-/** POST …/backfill (SPEC 4.7). */
+/** POST …/backfill (docs/vector-tables.md#backfill). */
 export const BackfillStarted = type({ vector_table_id: "string", status: "'backfilling'", total_rows: "number.integer", synced_rows: "number.integer" });
 export type BackfillStarted = typeof BackfillStarted.infer;
 
-/** GET …/sync/status (SPEC 2.12). */
+/** GET …/sync/status (docs/vector-tables.md#sync-status). */
 export const SyncStatusObject = type({
   vector_table_id: "string",
   sync_status: SyncStatusSchema,
@@ -107,6 +107,6 @@ export const SyncStatusObject = type({
 });
 export type SyncStatusObject = typeof SyncStatusObject.infer;
 
-/** POST …/sync/pause and …/sync/resume (SPEC 4.8). */
+/** POST …/sync/pause and …/sync/resume (docs/vector-tables.md#pause-and-resume). */
 export const SyncControlResult = type({ vector_table_id: "string", sync_status: "'paused' | 'synced'", message: "string" });
 export type SyncControlResult = typeof SyncControlResult.infer;

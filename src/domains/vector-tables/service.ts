@@ -46,7 +46,7 @@ export async function vectorTableOf(services: Services, orgId: string, id: strin
 type EmbeddingChoice = { mode: "managed" | "platform"; connection: ConnectionRow; environmentId: string; providerId: string | null; model: string; dimensions: number };
 
 /**
- * Who embeds and with what (SPEC 4.7, CONTRACT 5-6): a provider is required in managed mode and
+ * Who embeds and with what (docs/vector-tables.md#storage-modes): a provider is required in managed mode and
  * for platform mode on the relational provider; it must live in the table's environment and offer
  * the model at those dimensions. Without one, the warehouse platform's built-in models apply.
  */
@@ -63,7 +63,7 @@ export async function embeddingChoiceProblems(services: Services, orgId: string,
   return modelProblems(provider.provider, choice.model, choice.dimensions);
 }
 
-/** POST /v1/vector-tables: a `full` key; the environment from `X-Environment-Id` (CONTRACT 5). */
+/** POST /v1/vector-tables: a `full` key; the environment from `X-Environment-Id` (docs/api.md#environments). */
 export async function createVectorTable(services: Services, actor: KeyActor, input: CreateVectorTable, environmentHeader: string | null | undefined): Promise<VectorTable> {
   requireWriteAccess(actor);
   const columns = normalizeColumns(input.columns);
@@ -134,7 +134,7 @@ export async function createVectorTable(services: Services, actor: KeyActor, inp
   return presentVectorTable(row);
 }
 
-/** GET /v1/vector-tables: oldest first; `X-Environment-Id`, when sent, narrows (CONTRACT 5). */
+/** GET /v1/vector-tables: oldest first; `X-Environment-Id`, when sent, narrows (docs/api.md#environments). */
 export async function listVectorTables(services: Services, actor: KeyActor, query: PageQuery, environmentHeader: string | null | undefined): Promise<Page<VectorTable>> {
   return listNarrowedByEnvironment(services, actor, "vector-tables", query, environmentHeader, (environmentId, page) => pageVectorTables(services.database.db, actor.orgId, environmentId, page), presentVectorTable);
 }
@@ -143,7 +143,7 @@ export async function getVectorTable(services: Services, actor: KeyActor, id: st
   return presentVectorTable(await vectorTableOf(services, actor.orgId, id));
 }
 
-/** GET /v1/vector-tables/{id}/schema: the source table as it is now (CONTRACT 6). */
+/** GET /v1/vector-tables/{id}/schema: the source table as it is now (docs/vector-tables.md#vector-tables). */
 export async function getSourceSchema(services: Services, actor: KeyActor, id: string): Promise<SourceSchema> {
   const row = await vectorTableOf(services, actor.orgId, id);
   const connection = await connectionOf(services, actor.orgId, row.connectionId);

@@ -1,6 +1,6 @@
 // Reads a source table's schema live, during a request (create, update, GET …/schema). What goes
 // wrong is the caller's to fix: an unknown table is 400 naming the field, a source that does not
-// answer is 502 `source_error` with the source's own words (CONTRACT 3, 6).
+// answer is 502 `source_error` with the source's own words (docs/api.md#errors, docs/vector-tables.md#vector-tables).
 import type { Services } from "../../services.ts";
 import { openSource } from "../connections/sources.ts";
 import { SourceObjectNotFoundError, type SourceColumn, type SourceConnector } from "../../drivers/sources/types.ts";

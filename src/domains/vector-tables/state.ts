@@ -203,7 +203,7 @@ export async function recordFeedResync(db: Executor, id: string, checkpoint: str
 
 export type PendingChanges = { rows: number; oldestAt: string };
 
-/** Changes being applied now: sync/status shows the real backlog meanwhile (SPEC 2.12, CONTRACT 6). */
+/** Changes being applied now: sync/status shows the real backlog meanwhile (docs/vector-tables.md#sync-status, docs/api.md#connections, docs/vector-tables.md). */
 export async function notePendingChanges(db: Executor, id: string, pending: PendingChanges, at: string): Promise<void> {
   await db.update(vectorTables).set({ rowsPending: pending.rows, oldestPendingChangeAt: pending.oldestAt, updatedAt: at }).where(eq(vectorTables.id, id));
 }

@@ -1,6 +1,6 @@
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
-/** Column configuration as SPEC 2.9 states it; stored as JSON on the vector table. */
+/** Column configuration as docs/vector-tables.md#columns states it; stored as JSON on the vector table. */
 export type ColumnConfig = {
   name: string;
   role: "embedding" | "metadata";
@@ -26,10 +26,10 @@ export const vectorTables = sqliteTable("vector_tables", {
   mode: text("mode", { enum: ["managed", "platform"] }).notNull(),
   syncMode: text("sync_mode", { enum: ["batch", "cdc"] }).notNull(),
   syncStatus: text("sync_status").$type<SyncStatus>().notNull(),
-  /** `vt_<id[0..8]>_<name>` (CONTRACT 2); fixed at creation, so a rename keeps the collection. */
+  /** `vt_<id[0..8]>_<name>` (docs/vector-tables.md#vector-tables); fixed at creation, so a rename keeps the collection. */
   vectorstoreCollection: text("vectorstore_collection").notNull(),
   platformVectorRef: text("platform_vector_ref"),
-  /** Whether the source's primary key is numeric (ties break numerically, CONTRACT 7). */
+  /** Whether the source's primary key is numeric (ties break numerically, docs/vector-tables.md#ranking-and-ties). */
   numericPk: integer("numeric_pk", { mode: "boolean" }).notNull(),
   /**
    * Bumped by every PUT that changes columns, model or dimensions. A backfill/rebackfill task
@@ -47,13 +47,13 @@ export const vectorTables = sqliteTable("vector_tables", {
    * The model and dimensions of the vectors in the live generation: what a query embeds with.
    * After a PUT they differ from embedding_model/embedding_dimensions until the rebackfill swaps
    * its new generation in (it sets them at the swap, in the swap's transaction); queries keep
-   * answering from the old vectors meanwhile (CONTRACT 6-7). Set at creation.
+   * answering from the old vectors meanwhile (docs/vector-tables.md#configuration-changes). Set at creation.
    */
   servingModel: text("serving_model"),
   servingDimensions: integer("serving_dimensions"),
   totalRows: integer("total_rows").notNull().default(0),
   syncedRows: integer("synced_rows").notNull().default(0),
-  /** Changes known and not yet applied (SPEC 2.12 rows_pending outside a backfill). */
+  /** Changes known and not yet applied (docs/vector-tables.md#sync-status rows_pending outside a backfill). */
   rowsPending: integer("rows_pending").notNull().default(0),
   /** Start of the last completed sync pass (batch staleness) and its end (`last_sync_at`). */
   lastSyncStartedAt: text("last_sync_started_at"),

@@ -1,5 +1,5 @@
-// The embedding model catalog: SPEC 2.7's table plus what the drivers need to call each model —
-// the upstream id (CONTRACT 6: the neutral provider word dropped), how reduced dimensions are
+// The embedding model catalog: the table of docs/api.md#models plus what the drivers need to call each model —
+// the upstream id (docs/api.md#models: the neutral provider word dropped), how reduced dimensions are
 // asked for, and the per-request limits the batcher keeps to.
 //
 // Sources, checked 2025 (provider docs):
@@ -13,7 +13,7 @@
 //   voyage-3.5, 120K for voyage-3-large and voyage-code-3. voyage-3-lite is no longer listed; we
 //   use the most conservative figure (120K). `output_dimension` takes 256/512/1024/2048 on
 //   voyage-3.5, -3.5-lite, -3-large, -code-3; voyage-3-lite has a fixed 512.
-//   Note voyage-3.5-lite's own default is 1024 while SPEC lists 512, so emb_c always states the
+//   Note voyage-3.5-lite's own default is 1024 while docs/api.md#models, so emb_c always states the
 //   dimension it wants when the model accepts one.
 
 export type ProviderName = "emb_a" | "emb_b" | "emb_c" | "local";
@@ -27,7 +27,7 @@ export type ReducedDimensions =
 
 export type ModelSpec = {
   provider: ProviderName;
-  /** The name users see (SPEC 2.7). */
+  /** The name users see (docs/api.md#models). */
   model: string;
   dimensions: number;
   maxTokens: number;
@@ -39,7 +39,7 @@ export type ModelSpec = {
   maxTokensPerRequest: number;
 };
 
-/** The row `/models` answers (SPEC 2.7). */
+/** The row `/models` answers (docs/api.md#models). */
 export type ModelRow = { model: string; dimensions: number; max_tokens: number; provider: ProviderName };
 
 const VOYAGE_SIZES = [256, 512, 1024, 2048] as const;

@@ -1,5 +1,5 @@
 // Builds the driver for a provider. Base URL: the provider's `base_url` option, else the
-// VECSYNC_EMB_*_URL setting (CONTRACT 1), else the provider's public endpoint.
+// VECSYNC_EMB_*_URL setting (docs/running.md#configuration), else the provider's public endpoint.
 import type { ProviderName } from "./catalog.ts";
 import { EMB_A_DEFAULT_BASE, embAWire } from "./emb-a.ts";
 import { EMB_B_DEFAULT_BASE, embBWire } from "./emb-b.ts";

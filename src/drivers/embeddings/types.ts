@@ -5,7 +5,7 @@ import type { EmbeddingStats } from "./stats.ts";
 export type EmbedKind = "document" | "query";
 
 export type EmbedOptions = {
-  /** The model name as in SPEC 2.7 (not the upstream id). */
+  /** The model name as in docs/api.md#models (not the upstream id). */
   model: string;
   /** The vector size wanted; reductions are asked of the provider, never cut here. */
   dimensions: number;

@@ -1,4 +1,4 @@
-// Compiles a validated CONTRACT 7 filter (the managed store's AST, from `parseFilter`) to a
+// Compiles a validated docs/vector-tables.md#filters filter (the managed store's AST, from `parseFilter`) to a
 // Postgres boolean expression over a platform table's typed columns `m_<i>`, with bind
 // parameters. Semantics match the managed store's predicate exactly (a property test checks):
 // neq/nin also match null, `exists: false` matches null, comparisons and eq/in never match null.

@@ -42,7 +42,7 @@ interface Resolved {
   comment: TableComment;
 }
 
-/** Opens the store with the source connection's vetted credentials (CONTRACT 6 host checks done by the caller). */
+/** Opens the store with the source connection's vetted credentials (docs/api.md#host-guard host checks done by the caller). */
 export function connectPgvectorStore(credentials: PostgresCredentials, options: PostgresSourceOptions = {}): PgvectorStore {
   // Unnamed statements: a generation swap may change a column's type under the same SQL text,
   // which a cached prepared statement would refuse ("cached plan must not change result type").

@@ -1,4 +1,4 @@
-// Platform-mode vector stores (SPEC 1 "Vector storage modes"): the vectors live in the customer's
+// Platform-mode vector stores (docs/vector-tables.md#storage-modes "Vector storage modes"): the vectors live in the customer's
 // own platform (pgvector on the relational source, later the warehouse's VECTOR type), in a table
 // named by the vector table's `platform_vector_ref`. The operations mirror the managed
 // VectorStore's so the sync engine and the query service can drive either; rows, hashes, filters
@@ -54,7 +54,7 @@ export interface PlatformVectorStore {
   updateMetadata(ref: string, updates: MetadataUpdate[], target?: PlatformTarget): Promise<number>;
   hashes(ref: string, req?: HashesRequest): Promise<RowHashes[]>;
   docs(ref: string, pks: string[], target?: PlatformTarget): Promise<Map<string, StoredDoc>>;
-  /** Rows matching a CONTRACT 7 filter (all rows without one). Throws FilterError on a bad filter. */
+  /** Rows matching a docs/vector-tables.md#filters filter (all rows without one). Throws FilterError on a bad filter. */
   count(ref: string, filter?: unknown, target?: PlatformTarget): Promise<number>;
 
   /**

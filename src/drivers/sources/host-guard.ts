@@ -1,4 +1,4 @@
-// The host guard (CONTRACT 6): a connection may not reach link-local or cloud-metadata addresses,
+// The host guard (docs/api.md#host-guard): a connection may not reach link-local or cloud-metadata addresses,
 // however its host is spelled. The host is resolved ONCE; every resolved address is checked, and
 // the driver connects to the checked address (the name travels on only as the TLS server name), so
 // a DNS answer that changes between check and connect (rebinding) cannot slip past.

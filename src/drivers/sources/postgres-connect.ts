@@ -7,7 +7,7 @@ import { POSTGRES_TYPES, SESSION_SETTINGS } from "./postgres-values.ts";
 export interface PostgresCredentials {
   /**
    * The address to connect to. The connections service resolves and vets the user's host name
-   * first (CONTRACT 6) and passes the address it checked, so DNS cannot change it in between.
+   * first (docs/api.md#host-guard) and passes the address it checked, so DNS cannot change it in between.
    */
   host: string;
   port?: number;

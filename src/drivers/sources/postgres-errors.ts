@@ -1,6 +1,6 @@
 // Postgres failures → DriverError. Whether to retry follows the error's class: the network and
 // an overloaded or restarting server pass; credentials, missing objects and bad SQL do not. The
-// message is the database's own words (CONTRACT 3), with the password scrubbed just in case.
+// message is the database's own words (docs/api.md#errors), with the password scrubbed just in case.
 import { DriverError } from "../../shared/errors.ts";
 import { CdcFeedLostError, SourceObjectNotFoundError } from "./types.ts";
 

@@ -17,7 +17,7 @@ export type KeyValue = string | number | boolean;
 /** One value per primary-key column, in the order of the `pk` column list. */
 export type Key = KeyValue[];
 
-/** Schema entry (SPEC 2.8): the source's own type name, the primary key `nullable: false`. */
+/** Schema entry (docs/vector-tables.md#vector-tables): the source's own type name, the primary key `nullable: false`. */
 export interface SourceColumn {
   name: string;
   type: string;
@@ -132,7 +132,7 @@ export class CdcFeedLostError extends DriverError {
   }
 }
 
-/** The row id the API shows for a key (CONTRACT 7): the value as a string; JSON for composites. */
+/** The row id the API shows for a key (docs/vector-tables.md#text-and-metadata): the value as a string; JSON for composites. */
 export function keyText(key: Key): string {
   return key.length === 1 ? String(key[0]) : JSON.stringify(key);
 }

@@ -11,11 +11,11 @@ export interface WarehouseCredentials {
   account: string;
   user: string;
   password?: string;
-  /** PEM (PKCS#8 or PKCS#1); an encrypted key is not supported (SPEC 2.8 has no passphrase). */
+  /** PEM (PKCS#8 or PKCS#1); an encrypted key is not supported (docs/api.md#credentials has no passphrase). */
   privateKey?: string;
   warehouse?: string;
   database?: string;
-  /** Default PUBLIC (SPEC 2.8). */
+  /** Default PUBLIC (docs/api.md#credentials). */
   schema?: string;
   role?: string;
 }
@@ -30,7 +30,7 @@ export interface WarehouseSourceOptions {
 }
 
 // The driver probes cloud metadata addresses at login to report its platform: off, both for a
-// closed network and because CONTRACT 6 refuses those addresses anyway. The per-login
+// closed network and because docs/api.md#host-guard refuses those addresses anyway. The per-login
 // "connection shape" telemetry event is off too. (These are the SDK's own switches, read from
 // the environment at each login; we set them, we never read ours from here.)
 process.env.SNOWFLAKE_DISABLE_PLATFORM_DETECTION = "true";

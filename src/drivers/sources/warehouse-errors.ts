@@ -1,6 +1,6 @@
 // snowflake-sdk failures → DriverError. Retry follows the class of failure: the network, HTTP
 // 5xx/429, timeouts and expired session tokens pass; bad credentials, missing objects and SQL
-// errors do not. The message is the warehouse's own words (CONTRACT 3) with any password or
+// errors do not. The message is the warehouse's own words (docs/api.md#errors) with any password or
 // private key scrubbed out.
 import { DriverError } from "../../shared/errors.ts";
 import { CdcFeedLostError, SourceObjectNotFoundError } from "./types.ts";

@@ -2,7 +2,7 @@
 // (registry.ts): each collection's live generation and those building, opened at start-up, created,
 // swapped and retired. Kept apart from store.ts, the API of rows and searches, because this is
 // where the lifecycle rules live: loads run one generation at a time, a write or a swap waits for
-// its generation's load, and a generation is dropped only once no search holds it (CONTRACT 7).
+// its generation's load, and a generation is dropped only once no search holds it (docs/vector-tables.md#query).
 import type { Client } from "@libsql/client";
 import { VectorStoreError } from "./errors.ts";
 import type { Generation, StoreLog } from "./generation.ts";

@@ -1,4 +1,4 @@
-// Errors the store throws on purpose. The service layer maps them (CONTRACT 3):
+// Errors the store throws on purpose. The service layer maps them (docs/api.md#errors):
 // FilterError → 400 validation_error with `details`; VectorStoreError by its `code`.
 
 export interface FilterIssue {
@@ -7,7 +7,7 @@ export interface FilterIssue {
   message: string;
 }
 
-/** A filter that breaks CONTRACT 7 or the collection's metadata schema; carries every issue found. */
+/** A filter that breaks docs/vector-tables.md#filters or the collection's metadata schema; carries every issue found. */
 export class FilterError extends Error {
   override readonly name = "FilterError";
   constructor(readonly details: FilterIssue[]) {

@@ -1,4 +1,4 @@
-// The managed vector store (ARCHITECTURE "Stores"): durable rows in libSQL, a usearch HNSW index
+// The managed vector store (docs/architecture.md#stores): durable rows in libSQL, a usearch HNSW index
 // per collection generation, exact filtering, and a planner between exact and HNSW search.
 export { DEFAULT_INDEX_PARAMS, VectorStore, type VectorStoreOptions } from "./store.ts";
 export { FilterError, VectorStoreError, type FilterIssue, type VectorStoreErrorCode } from "./errors.ts";

@@ -132,7 +132,7 @@ export async function readDocs(client: Client, ref: GenerationRef, pks: string[]
   return out;
 }
 
-/** Drops tombstones a checkpoint covers (single writer process; see ARCHITECTURE on sharing). */
+/** Drops tombstones a checkpoint covers (single writer process; see docs/running.md#one-process). */
 export async function pruneTombstones(client: Client, ref: GenerationRef, seq: number): Promise<void> {
   const t = generationTables(ref.collection, ref.generation);
   await client.execute({ sql: `DELETE FROM ${t.gone} WHERE seq <= ?`, args: [BigInt(seq)] });

@@ -1,5 +1,5 @@
 // The managed vector store: the API the services use. One libSQL client (the source of truth)
-// and one directory of index checkpoints. See ARCHITECTURE "Stores" and issue 6. Which
+// and one directory of index checkpoints. See docs/architecture.md#stores and issue 6. Which
 // collections and generations exist, and their lifecycle, is collections.ts; this file is the
 // rows and searches on them.
 import type { Client } from "@libsql/client";

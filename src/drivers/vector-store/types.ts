@@ -1,7 +1,7 @@
 // Public types of the managed vector store. Plain data only: no libSQL, usearch or domain types
 // leak through here, so callers (services, tasks, tests, bench) depend on this file alone.
 
-/** Metadata column types, as `filter_type` in SPEC 2.9. */
+/** Metadata column types, as `filter_type` in docs/vector-tables.md#columns. */
 export type MetadataType = "keyword" | "integer" | "float" | "boolean";
 
 export interface MetadataColumn {
@@ -22,7 +22,7 @@ export interface GenerationSpec {
   numericPk: boolean;
   /**
    * The embedding model whose vectors the generation holds: a query searching it is embedded with
-   * this model and `dimensions` (CONTRACT 7). Absent on generations recorded before it was kept.
+   * this model and `dimensions` (docs/vector-tables.md#query). Absent on generations recorded before it was kept.
    */
   model?: string;
 }
@@ -64,7 +64,7 @@ export interface SearchRequest {
   vector: Float32Array;
   /** 1-100 in the API; the store accepts any positive k. */
   k: number;
-  /** The CONTRACT 7 filter language, unvalidated (validation throws FilterError). */
+  /** The docs/vector-tables.md#filters filter language, unvalidated (validation throws FilterError). */
   filter?: unknown;
   /** Keep results with similarity ≥ this (cosine similarity, 1 − cosine distance). */
   minScore?: number | null;
@@ -88,7 +88,7 @@ export interface SearchResult {
 /**
  * The live generation of a collection held for one query: embed the query with its `spec` (model,
  * dimensions), search it, release it. A swap meanwhile changes neither, and the old generation is
- * dropped only once released (CONTRACT 7).
+ * dropped only once released (docs/vector-tables.md#query).
  */
 export interface PinnedGeneration {
   generation: number;

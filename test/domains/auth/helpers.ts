@@ -1,5 +1,5 @@
 // Sign-in test helpers: read codes back from the JSON-lines outbox the service writes when no
-// SMTP server is configured (CONTRACT 1), and run the whole otp → verify flow.
+// SMTP server is configured (docs/running.md#e-mail), and run the whole otp → verify flow.
 import { existsSync, readFileSync } from "node:fs";
 import { createHttpApp } from "../../../src/server.ts";
 import { eventually, type TestApp } from "../../harness.ts";

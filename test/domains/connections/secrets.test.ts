@@ -1,4 +1,4 @@
-// Credentials are sealed at rest and never answered (SPEC 2.8, CONTRACT 6).
+// Credentials are sealed at rest and never answered (docs/running.md#secrets).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createTestApp, type TestApp } from "../../harness.ts";
 import { newOrganization, type TestOrg } from "../../helpers/organizations.ts";

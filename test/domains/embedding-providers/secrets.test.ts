@@ -1,4 +1,4 @@
-// The api_key is write-only (SPEC 2.7, CONTRACT 6): it appears in no answer, no log line, no error
+// The api_key is write-only (docs/api.md#embedding-providers): it appears in no answer, no log line, no error
 // message, and not in plain text anywhere in the data directory. The app here is built like the
 // harness's, but with its log captured at debug level.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";

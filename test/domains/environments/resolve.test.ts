@@ -1,4 +1,4 @@
-// The X-Environment-Id guard (CONTRACT 5) that connections, providers and vector tables call.
+// The X-Environment-Id guard (docs/api.md#environments) that connections, providers and vector tables call.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { resolveEnvironment } from "../../../src/domains/environments/service.ts";
 import type { KeyActor } from "../../../src/shared/actor.ts";

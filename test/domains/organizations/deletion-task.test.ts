@@ -1,4 +1,4 @@
-// DELETE /v1/organizations/{id} end to end through the running scheduler (SPEC 3.2, CONTRACT 4).
+// DELETE /v1/organizations/{id} end to end through the running scheduler (docs/api.md#organizations).
 import { describe, expect, test } from "bun:test";
 import { createTestApp, eventually } from "../../harness.ts";
 import { json, newOrganization } from "../../helpers/organizations.ts";

@@ -1,4 +1,4 @@
-// POST /v1/vector-tables/{id}/query (SPEC 4.9, CONTRACT 7) against a collection holding exactly
+// POST /v1/vector-tables/{id}/query (docs/vector-tables.md#query) against a collection holding exactly
 // what a backfill writes (seeded through render.ts and the local provider), checked against a
 // brute-force expectation: ids, order (ties by primary key, numerically), scores, every filter
 // operator, $or, shorthand, min score, limit.

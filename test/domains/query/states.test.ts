@@ -1,4 +1,4 @@
-// Which table states answer queries (CONTRACT 7), and what a failing provider does to a query:
+// Which table states answer queries (docs/vector-tables.md#query), and what a failing provider does to a query:
 // the fake emb_a server records the wire request (a query embedding, the served model) and
 // refuses a wrong key (502 provider_error without the key in the answer).
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";

@@ -39,7 +39,7 @@ describe("happy", () => {
         const t = await get(`/v1/tasks/${task.id}`);
         return t.status === "completed" && t;
       }, 60_000, 50);
-      expect(finished.attempts).toBe(2); // the killed run counts (CONTRACT 8)
+      expect(finished.attempts).toBe(2); // the killed run counts (docs/api.md#tasks)
       await child.stop("SIGTERM");
 
       await expectStoreMatchesSource(config, w.sql, table);

@@ -169,7 +169,7 @@ export async function storedTexts(services: Pick<Services, "vectors">, table: Ve
 
 export const textsOf = (m: Map<string, StoredRow>) => new Map([...m.entries()].map(([pk, r]) => [pk, r.text]));
 
-/** What the collection must hold for the source as it is now (CONTRACT 7 rendering). */
+/** What the collection must hold for the source as it is now (docs/vector-tables.md#text-and-metadata rendering). */
 export async function expectedSet(sql: postgres.Sql, columns: ColumnConfig[] = COLUMNS): Promise<Map<string, StoredRow>> {
   const rows = await sql`SELECT id, title, body, category, price FROM docs ORDER BY id`;
   const out = new Map<string, StoredRow>();

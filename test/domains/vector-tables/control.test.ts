@@ -1,5 +1,5 @@
 // POST …/backfill (one winner among simultaneous requests), GET …/sync/status, POST
-// …/sync/pause and …/sync/resume (SPEC 3.1, 4.7-4.8, CONTRACT 6). No worker runs here: the
+// …/sync/pause and …/sync/resume (docs/vector-tables.md#states). No worker runs here: the
 // queued task stays pending, as the engine's own tests take it from there.
 import { describe, expect, test, setDefaultTimeout } from "bun:test";
 import { FakeClock } from "../../../src/shared/clock.ts";

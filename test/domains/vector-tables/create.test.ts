@@ -1,5 +1,5 @@
 // POST /v1/vector-tables against a real Postgres source (a throwaway database) and the `local`
-// embedding provider: the answer, the validation rules (SPEC 2.9, CONTRACT 5-6), the collection.
+// embedding provider: the answer, the validation rules (docs/vector-tables.md#vector-tables, #storage-modes), the collection.
 import { describe, expect, test, setDefaultTimeout } from "bun:test";
 import { FakeClock } from "../../../src/shared/clock.ts";
 import { type TestApp, type ThrowawayDatabase } from "../../harness.ts";
@@ -24,7 +24,7 @@ async function errorOf(res: Response) {
 }
 
 describe("happy", () => {
-  test("201: exactly SPEC 2.9's fields, defaults, pending, zero counts, prod environment", async () => {
+  test("201: exactly the documented fields (docs/vector-tables.md#vector-tables), defaults, pending, zero counts, prod environment", async () => {
     const res = await createTable(app, org.owner.key, tableBody(f, { name: "Product Docs!" }));
     expect(res.status).toBe(201);
     const t = await json(res);

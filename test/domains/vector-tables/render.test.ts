@@ -37,7 +37,7 @@ describe("happy", () => {
     expect(embeddingTag("m", 512, columns.map((c) => (c.name === "price" ? { ...c, filter_type: "integer" as const } : c)))).toBe(base);
   });
 
-  test("collection names follow CONTRACT 2", () => {
+  test("collection names follow docs/vector-tables.md#vector-tables", () => {
     expect(collectionName("abcdefgh12345678", "My Products-2024!")).toBe("vt_abcdefgh_my_products_2024_");
   });
 });

@@ -1,4 +1,4 @@
-// Property: for any valid CONTRACT 7 filter and any rows (nulls included), the Postgres WHERE
+// Property: for any valid docs/vector-tables.md#filters filter and any rows (nulls included), the Postgres WHERE
 // compiled by filters-pg.ts selects exactly the rows the managed store's in-memory predicate
 // keeps, so platform and managed modes answer the same filters the same way.
 import { afterAll, beforeAll, expect, test, setDefaultTimeout } from "bun:test";

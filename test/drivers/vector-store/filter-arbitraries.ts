@@ -1,4 +1,4 @@
-// Random rows and CONTRACT 7 filters over SPEC's metadata columns, for the property tests that
+// Random rows and filters (docs/vector-tables.md#filters) over SPEC's metadata columns, for the property tests that
 // check each filter compiler (SQLite, Postgres) against the in-memory predicate.
 import fc from "fast-check";
 import type { Metadata } from "../../../src/drivers/vector-store/types.ts";

@@ -1,4 +1,4 @@
-// Ties in score come in the source's primary-key order (CONTRACT 7): the same text keys in a
+// Ties in score come in the source's primary-key order (docs/vector-tables.md#query): the same text keys in a
 // throwaway Postgres table (C.UTF-8, as our databases are) read `ORDER BY pk`, and in the managed
 // store with one vector for all, searched on every path that orders hits.
 import { describe, expect, test } from "bun:test";

@@ -1,4 +1,4 @@
-// The validated form of a CONTRACT 7 filter. Columns are referred to by their position in the
+// The validated form of a docs/vector-tables.md#filters filter. Columns are referred to by their position in the
 // generation's metadata schema, which is also how their SQL columns are named (`m_<position>`).
 
 export type Scalar = string | number | boolean;
@@ -13,7 +13,7 @@ export type FilterNode =
   | { kind: "set"; column: number; op: SetOp; values: Scalar[] }
   | { kind: "exists"; column: number; value: boolean };
 
-/** Limits of CONTRACT 3: nesting of `$or` and the number of column conditions. */
+/** Limits of docs/vector-tables.md#filters: nesting of `$or` and the number of column conditions. */
 export const FILTER_MAX_DEPTH = 5;
 export const FILTER_MAX_CONDITIONS = 50;
 /** Not in the contract: keeps `in`/`nin` lists well under SQLite's bound-parameter limit. */

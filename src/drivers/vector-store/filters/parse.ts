@@ -1,4 +1,4 @@
-// Parses and validates the CONTRACT 7 filter language against a metadata schema. Every problem
+// Parses and validates the docs/vector-tables.md#filters filter language against a metadata schema. Every problem
 // found is collected (path + message), so one 400 answer lists them all.
 import { FilterError, type FilterIssue } from "../errors.ts";
 import type { MetadataColumn, MetadataType } from "../types.ts";

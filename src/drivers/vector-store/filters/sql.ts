@@ -1,5 +1,5 @@
 // Compiles a validated filter to a SQL boolean expression over the typed columns `m_<i>`.
-// Null semantics follow CONTRACT 7 and must match predicate.ts exactly (a property test checks):
+// Null semantics follow docs/vector-tables.md#filters and must match predicate.ts exactly (a property test checks):
 // neq/nin also match null; comparisons and eq/in never match null.
 import type { InValue } from "@libsql/client";
 import type { MetadataColumn } from "../types.ts";
