@@ -35,7 +35,7 @@ export type Services = {
 };
 
 /**
- * A resource that refuses deletion while others use it (docs/api.md#environments, 4.6, 7: 409 in_use). The rule
+ * A resource that refuses deletion while others use it (409 in_use: docs/api.md#environments, docs/api.md#connections). The rule
  * closes over the services it needs, so the domain that owns the resource never imports the
  * domains that use it.
  */
