@@ -1,7 +1,5 @@
 import type { Actor, AuthScheme, Authenticator } from "../shared/actor.ts";
-import { AppError } from "../shared/errors.ts";
-
-export const unauthorized = (message = "A valid bearer credential is required") => new AppError("unauthorized", message);
+import { unauthorized } from "../shared/errors.ts";
 
 
 export function bearerToken(headers: Headers): string {

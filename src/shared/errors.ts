@@ -89,6 +89,8 @@ export class AppError extends Error {
 
 export const notFound = (what: string) => new AppError("not_found", `${what} not found`);
 
+export const unauthorized = (message = "A valid bearer credential is required") => new AppError("unauthorized", message);
+
 export function validationError(details: ErrorDetail[], message = "The request is invalid"): AppError {
   const first = details[0];
   const summary = first ? `${message}: ${first.path ? `${first.path} ` : ""}${first.message}` : message;

@@ -1,6 +1,7 @@
 // The source tree's shape (STYLE "Rules of the house"): no import circle crosses folders, and no
 // lower layer (shared, db, scheduler, drivers, mail, native) imports a domain, http/ or the
-// composition root. `bun run scripts/imports.ts` prints the same report.
+// composition root; a domain reaches http/ only from its thin http.ts adapter (its services never
+// import the transport). `bun run scripts/imports.ts` prints the first two.
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { crossFolderCircles, importGraph, upwardImports } from "../helpers/import-graph.ts";
@@ -19,5 +20,11 @@ describe("imports", () => {
     const upward = upwardImports(graph);
     const report = upward.map(({ from, to }) => `${from} → ${to}`).join("\n");
     expect(upward, `upward imports:\n${report}`).toEqual([]);
+  });
+
+  test("only a domain's http.ts imports http/", () => {
+    const intoHttp = [...graph].flatMap(([from, targets]) => [...targets].filter((to) => to.startsWith("src/http/")).map((to) => `${from} → ${to}`));
+    const strays = intoHttp.filter((line) => line.startsWith("src/domains/") && !/^src\/domains\/[^/]+\/http\.ts /.test(line));
+    expect(strays).toEqual([]);
   });
 });

@@ -1,8 +1,8 @@
 import { and, eq, isNull } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
-import { unauthorized } from "../../http/auth.ts";
 import type { Actor, Authenticator, KeyActor, UserActor } from "../../shared/actor.ts";
 import type { Clock } from "../../shared/clock.ts";
+import { unauthorized } from "../../shared/errors.ts";
 import { apiKeys } from "../api-keys/tables.ts";
 import { hashApiKey, isWellFormedApiKey, sameHash } from "../api-keys/keys.ts";
 import { members, organizations } from "../organizations/tables.ts";
