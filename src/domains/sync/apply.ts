@@ -111,7 +111,7 @@ export async function prepareRows(job: SyncJob, hashes: RowHash[], target: Apply
       continue;
     }
     const text = renderText(job.table.columns, row.values);
-    if (text === null || text === "") {
+    if (text === null) {
       empties.set(pk, w.text);
       counts.empty++;
       if (now) deletes.push(pk);

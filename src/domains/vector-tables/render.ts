@@ -21,7 +21,8 @@ const asText = (value: SourceValue): string => (typeof value === "string" ? valu
 
 /**
  * The text that is embedded: each non-null embedding column as `name_prefix + value`, joined by
- * "\n". Null when every embedding column is null (such a row is not embedded, docs/vector-tables.md#text-and-metadata).
+ * "\n". Null when every embedding column is null or the text is only blanks (such a row is not
+ * embedded, docs/vector-tables.md#text-and-metadata).
  */
 export function renderText(columns: ColumnConfig[], values: Record<string, SourceValue>): string | null {
   const parts: string[] = [];
@@ -30,7 +31,10 @@ export function renderText(columns: ColumnConfig[], values: Record<string, Sourc
     if (value === null || value === undefined) continue;
     parts.push((column.name_prefix ?? "") + asText(value));
   }
-  return parts.length ? parts.join("\n") : null;
+  const text = parts.join("\n");
+  // Only blanks (empty strings, spaces, newlines) is no text: providers refuse such an input, and
+  // one refused row would fail a whole backfill. Such a row is stored like one whose columns are null.
+  return /\S/.test(text) ? text : null;
 }
 
 function typed(type: ColumnConfig["filter_type"], value: SourceValue | undefined): MetadataValue {
