@@ -71,6 +71,9 @@ async function run(client: Client, gen: SearchTarget, query: Float32Array, req: 
   const mirror = gen.mirror;
   const pred = filter?.pred ?? null;
   if (plan.path === "hnsw") {
+    // An HNSW step planned before an awaited exact read (a bounded read that overflowed) may find
+    // a rebuild started meanwhile: that index is partial, so the exact path answers instead.
+    if (gen.status !== "ready") return run(client, gen, query, req, { path: "exact" }, filter);
     const found = hnswCandidates(gen.hnsw, mirror, query, plan, pred, req.minScore ?? null);
     if (!found.complete && plan.exactIfShort) return run(client, gen, query, req, { path: "exact" }, filter);
     const rids = withStrays(gen.hnsw, mirror, found.rids.slice(0, plan.rescore), pred);
