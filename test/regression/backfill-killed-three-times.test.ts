@@ -6,7 +6,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { eventually, startProcess, type RunningProcess } from "../harness.ts";
-import { createWorld, enqueueFill, expectStoreMatchesSource, newVectorTable } from "../domains/sync/world.ts";
+import { createWorld, expectStoreMatchesSource, fillForChildren } from "../domains/sync/world.ts";
 
 // Starts processes and databases: slower than bun's 5 s default on a loaded 2-core machine.
 setDefaultTimeout(30_000);
@@ -19,12 +19,7 @@ describe("happy", () => {
     const { config } = w.app;
     let child: RunningProcess | null = null;
     try {
-      const table = await newVectorTable(w);
-      const task = await enqueueFill(w, table);
-      // Hand the data dir to the children: this process lets go of the database first.
-      await w.services.vectors.close();
-      w.services.database.close();
-      const env = { VECSYNC_EMB_A_URL: w.fake.url, VECSYNC_SYNC_INTERVAL: "3600" };
+      const { table, task, env } = await fillForChildren(w);
       const get = (path: string) => fetch(`${child!.url}${path}`, { headers: w.org.owner.key }).then((r) => r.json() as Promise<any>);
 
       let saved = 0;

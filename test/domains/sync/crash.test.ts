@@ -5,7 +5,7 @@ import { describe, expect, test, setDefaultTimeout } from "bun:test";
 import { rmSync } from "node:fs";
 import { eventually, startProcess } from "../../harness.ts";
 import { PAGE_SIZE } from "../../../src/domains/sync/pages.ts";
-import { createWorld, enqueueFill, expectStoreMatchesSource, newVectorTable, tableRow } from "./world.ts";
+import { createWorld, expectStoreMatchesSource, fillForChildren, tableRow } from "./world.ts";
 
 // Starts processes or databases: slower than bun's 5 s default on a loaded 2-core machine.
 setDefaultTimeout(30_000);
@@ -18,12 +18,7 @@ describe("happy", () => {
     const { config } = w.app;
     let child: Awaited<ReturnType<typeof startProcess>> | null = null;
     try {
-      const table = await newVectorTable(w);
-      const task = await enqueueFill(w, table);
-      // Hand the data dir to the child: this process lets go of the database first.
-      await w.services.vectors.close();
-      w.services.database.close();
-      const env = { VECSYNC_EMB_A_URL: w.fake.url, VECSYNC_SYNC_INTERVAL: "3600" };
+      const { table, task, env } = await fillForChildren(w);
 
       child = await startProcess({ dataDir: config.dataDir, env });
       const killAt = PAGE_SIZE * (1 + Math.floor(Math.random() * 6));

@@ -183,6 +183,18 @@ export async function expectedSet(sql: postgres.Sql, columns: ColumnConfig[] = C
 
 export const sortedEntries = (m: Map<string, StoredRow>) => [...m.entries()].sort(([a], [b]) => Number(a) - Number(b));
 
+/**
+ * A table with a fill queued, and the world's data dir handed over: this process lets go of the
+ * database and the store so child processes (started with `env`) can take them.
+ */
+export async function fillForChildren(w: World) {
+  const table = await newVectorTable(w);
+  const task = await enqueueFill(w, table);
+  await w.services.vectors.close();
+  w.services.database.close();
+  return { table, task, env: { VECSYNC_EMB_A_URL: w.fake.url, VECSYNC_SYNC_INTERVAL: "3600" } };
+}
+
 /** Waits for a task of the world's running scheduler to complete. */
 export function taskDone(w: World, taskId: string, timeoutMs = 20_000): Promise<true> {
   return eventually(async () => (await w.services.database.db.select().from(tasks).where(eq(tasks.id, taskId)))[0]?.status === "completed", timeoutMs);
