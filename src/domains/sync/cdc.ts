@@ -7,10 +7,10 @@ import { CdcFeedLostError, keyText, type ChangeBatch, type ChangeStream } from "
 import { findVectorTableById } from "../vector-tables/repo.ts";
 import { keepPendingChanges, markError, markRecovered, noteError, notePendingChanges, recordChangesApplied, recordFeedResync, servesConfig } from "../vector-tables/state.ts";
 import type { VectorTableRow } from "../vector-tables/tables.ts";
-import { prepareRows, UNHASHED } from "./apply.ts";
-import { BudgetExceededError, vectorAllowance } from "./budget.ts";
-import { FAILURES_BEFORE_ERROR, hashPass } from "./batch.ts";
+import { BudgetExceededError } from "./budget.ts";
+import { FAILURES_BEFORE_ERROR } from "./batch.ts";
 import { cdcTarget, openJob, type SyncJob } from "./job.ts";
+import { applyBatch, resync } from "./stream-apply.ts";
 import { syncState, type Consumer } from "./state.ts";
 
 /** Statuses in which a consumer keeps applying changes, as long as the live generation serves the configuration. */
@@ -62,32 +62,6 @@ export async function* coalesced(stream: AsyncIterable<ChangeBatch>, maxKeys = M
  * changes of the meantime, and the consumer restarts from its checkpoint after the swap.
  */
 export const consumerWanted = (t: VectorTableRow) => t.mode === "managed" && t.syncMode === "cdc" && t.cdcCheckpoint !== null && CONSUMING.has(t.syncStatus) && servesConfig(t);
-
-function liveTarget(job: SyncJob) {
-  const collection = job.table.vectorstoreCollection;
-  const live = job.services.vectors.generations(collection).live;
-  return { collection, generation: live, reference: live };
-}
-
-async function applyBatch(job: SyncJob, batch: ChangeBatch): Promise<void> {
-  const budget = { remaining: await vectorAllowance(job.services, job.table.orgId) };
-  if (batch.allRowsChanged) {
-    await hashPass(job, { ...liveTarget(job), budget });
-    return;
-  }
-  const hashes = batch.keys.map((key) => ({ key, textHash: UNHASHED, metaHash: UNHASHED }));
-  const prepared = await prepareRows(job, hashes, { ...liveTarget(job), budget }, { force: true });
-  await prepared.commit();
-  if (prepared.overBudget > 0) throw new BudgetExceededError(job.services.config.freeVectorBudget);
-}
-
-/** The feed is gone: bring the collection in line by hashes, then start a new feed from now. */
-async function resync(job: SyncJob): Promise<string> {
-  const { checkpoint } = await job.source.prepareCdc(cdcTarget(job.table));
-  const budget = { remaining: await vectorAllowance(job.services, job.table.orgId) };
-  await hashPass(job, { ...liveTarget(job), budget });
-  return checkpoint;
-}
 
 class ConsumerLoop {
   private readonly controller = new AbortController();

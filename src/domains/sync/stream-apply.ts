@@ -1,0 +1,34 @@
+// Applying what a cdc table's change stream delivers to the live generation (docs/architecture.md#cdc):
+// one batch of changed keys, or, when the feed was lost or a batch says every row changed, a
+// hash pass. The consumer loop (cdc.ts) decides when; this file decides how.
+import type { ChangeBatch } from "../../drivers/sources/types.ts";
+import { prepareRows, UNHASHED } from "./apply.ts";
+import { BudgetExceededError, vectorAllowance } from "./budget.ts";
+import { hashPass } from "./batch.ts";
+import { cdcTarget, type SyncJob } from "./job.ts";
+
+function liveTarget(job: SyncJob) {
+  const collection = job.table.vectorstoreCollection;
+  const live = job.services.vectors.generations(collection).live;
+  return { collection, generation: live, reference: live };
+}
+
+export async function applyBatch(job: SyncJob, batch: ChangeBatch): Promise<void> {
+  const budget = { remaining: await vectorAllowance(job.services, job.table.orgId) };
+  if (batch.allRowsChanged) {
+    await hashPass(job, { ...liveTarget(job), budget });
+    return;
+  }
+  const hashes = batch.keys.map((key) => ({ key, textHash: UNHASHED, metaHash: UNHASHED }));
+  const prepared = await prepareRows(job, hashes, { ...liveTarget(job), budget }, { force: true });
+  await prepared.commit();
+  if (prepared.overBudget > 0) throw new BudgetExceededError(job.services.config.freeVectorBudget);
+}
+
+/** The feed is gone: bring the collection in line by hashes, then start a new feed from now. */
+export async function resync(job: SyncJob): Promise<string> {
+  const { checkpoint } = await job.source.prepareCdc(cdcTarget(job.table));
+  const budget = { remaining: await vectorAllowance(job.services, job.table.orgId) };
+  await hashPass(job, { ...liveTarget(job), budget });
+  return checkpoint;
+}
