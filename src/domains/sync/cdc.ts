@@ -5,7 +5,8 @@
 import type { Services } from "../../services.ts";
 import { CdcFeedLostError, keyText, type ChangeBatch, type ChangeStream } from "../../drivers/sources/types.ts";
 import { findVectorTableById } from "../vector-tables/repo.ts";
-import { keepPendingChanges, markError, markRecovered, noteError, notePendingChanges, recordChangesApplied, recordFeedResync, servesConfig } from "../vector-tables/state.ts";
+import { keepPendingChanges, markError, markRecovered, noteError, notePendingChanges, recordChangesApplied, recordFeedPosition, recordFeedRecreated, recordFeedResynced, servesConfig } from "../vector-tables/state.ts";
+import { isRetryable } from "../../shared/errors.ts";
 import type { VectorTableRow } from "../vector-tables/tables.ts";
 import { BudgetExceededError } from "./budget.ts";
 import { FAILURES_BEFORE_ERROR } from "./batch.ts";
@@ -63,10 +64,22 @@ export async function* coalesced(stream: AsyncIterable<ChangeBatch>, maxKeys = M
  */
 export const consumerWanted = (t: VectorTableRow) => t.mode === "managed" && t.syncMode === "cdc" && t.cdcCheckpoint !== null && CONSUMING.has(t.syncStatus) && servesConfig(t);
 
+/** A failing consumer turns its table to `error` only after failing this long (a source restart never shows as one). */
+const ERROR_AFTER_MS = 10_000;
+/** A stream that lived this long before it broke was healthy: the next break starts the back-off over. */
+const HEALTHY_STREAM_MS = 5_000;
+
+type Outcome = "again" | "stop" | "failed" | "interrupted";
+
 class ConsumerLoop {
   private readonly controller = new AbortController();
   private stream: ChangeStream | null = null;
+  /** Consecutive failed sessions (back-off, and `error` once they last); where the last one failed. */
   private failures = 0;
+  private failingSince: number | null = null;
+  private failedAt: "source" | "apply" | null = null;
+  /** Streams that broke in a row without having been healthy (back-off only). */
+  private interruptions = 0;
   readonly done: Promise<void>;
 
   constructor(private readonly services: Services, private readonly tableId: string) {
@@ -91,6 +104,10 @@ class ConsumerLoop {
     return this.controller.signal.aborted || syncState(this.services).stopped || !this.services.scheduler.running;
   }
 
+  private backoff(n: number): number {
+    return Math.min(MAX_BACKOFF_MS, this.services.config.cdcPollMs * 2 ** Math.min(n, 8));
+  }
+
   private async run(): Promise<void> {
     // The stream waits for changes inside the driver; this watch ends it on shutdown.
     const watch = setInterval(() => void (this.stopping && this.stream?.close().catch(() => {})), this.services.config.cdcPollMs);
@@ -100,7 +117,8 @@ class ConsumerLoop {
         if (!table || !consumerWanted(table)) return;
         const outcome = await this.session(table);
         if (outcome === "stop") return;
-        if (outcome === "failed") await Bun.sleep(Math.min(MAX_BACKOFF_MS, this.services.config.cdcPollMs * 2 ** Math.min(this.failures, 8)));
+        if (outcome === "failed") await Bun.sleep(this.backoff(this.failures));
+        if (outcome === "interrupted") await Bun.sleep(this.backoff(this.interruptions - 1));
       }
     } finally {
       clearInterval(watch);
@@ -108,16 +126,26 @@ class ConsumerLoop {
   }
 
   /** One stream from the stored checkpoint until it ends, fails, or the table stops wanting it. */
-  private async session(table: VectorTableRow): Promise<"again" | "stop" | "failed"> {
+  private async session(table: VectorTableRow): Promise<Outcome> {
     let job: SyncJob | null = null;
     let pending: ChangeBatch | null = null;
+    let openedAt: number | null = null;
     try {
       job = await openJob(this.services, table);
+      if (table.feedResyncReason) await this.resync(job, table.feedResyncReason);
       this.stream = await job.source.changes(cdcTarget(table), table.cdcCheckpoint!);
+      openedAt = Date.now();
+      if (this.failedAt === "source") await this.recovered();
       for await (const batch of coalesced(this.stream)) {
         if (this.stopping) return "stop";
         const current = await findVectorTableById(this.db, this.tableId);
         if (!current || !consumerWanted(current) || current.configVersion !== table.configVersion) return "again";
+        if (batch.keys.length === 0 && !batch.allRowsChanged) {
+          // Only the position moved (WAL of other tables): stored, then confirmed.
+          await recordFeedPosition(this.db, table.id, batch.checkpoint);
+          await this.stream.ack(batch.checkpoint);
+          continue;
+        }
         pending = batch;
         // sync/status shows the real backlog while it is applied (docs/vector-tables.md#sync-status).
         await notePendingChanges(this.db, table.id, { rows: batch.keys.length, oldestAt: batch.committedAt.toISOString() }, this.now());
@@ -125,13 +153,16 @@ class ConsumerLoop {
         await recordChangesApplied(this.db, table.id, batch.checkpoint, this.now());
         await this.stream.ack(batch.checkpoint);
         pending = null;
+        this.interruptions = 0;
         if (this.failures > 0 || current.syncStatus === "error") await this.recovered();
       }
       return "again";
     } catch (err) {
       if (this.stopping) return "stop";
-      if (err instanceof CdcFeedLostError && job) return this.feedLost(job, err);
-      return this.failed(err, pending);
+      // Awaited here, not returned as a promise: `finally` closes the job the repair still uses.
+      if (err instanceof CdcFeedLostError && job) return await this.feedLost(job, err);
+      if (openedAt !== null && !pending && isRetryable(err)) return await this.interrupted(err, Date.now() - openedAt);
+      return await this.failed(err, pending, openedAt === null ? "source" : "apply");
     } finally {
       await this.stream?.close().catch(() => {});
       this.stream = null;
@@ -139,24 +170,64 @@ class ConsumerLoop {
     }
   }
 
-  private async feedLost(job: SyncJob, err: CdcFeedLostError): Promise<"again" | "failed" | "stop"> {
-    this.services.logger.warn({ vector_table_id: this.tableId, err }, "cdc feed lost; resyncing by hashes");
+  /**
+   * The open stream broke (the source restarted, the walsender was ended, the network dropped):
+   * noted, and the consumer reconnects; it counts toward `error` only if reconnecting fails.
+   */
+  private async interrupted(err: unknown, livedMs: number): Promise<Outcome> {
+    this.interruptions = livedMs >= HEALTHY_STREAM_MS ? 1 : this.interruptions + 1;
+    this.failedAt = "source";
+    const message = err instanceof Error ? err.message : String(err);
+    this.services.logger.warn({ vector_table_id: this.tableId, err, interruptions: this.interruptions }, "cdc stream interrupted; reconnecting");
+    await noteError(this.db, this.tableId, `the change stream from the source was interrupted (${message}); reconnecting`, this.now());
+    return "interrupted";
+  }
+
+  /**
+   * The feed is gone or cannot be trusted (docs/day-two.md#lost-change-feed): whatever is left of
+   * it is dropped, a new slot and publication are created and recorded with the hash pass they
+   * owe, and the pass brings the collection in line; changes made meanwhile wait in the new slot.
+   */
+  private async feedLost(job: SyncJob, err: CdcFeedLostError): Promise<Outcome> {
+    const reason = err.message;
+    this.services.logger.warn({ vector_table_id: this.tableId, err }, "cdc feed lost; recreating it and resyncing by hashes");
     try {
-      const checkpoint = await resync(job);
-      await recordFeedResync(this.db, this.tableId, checkpoint, this.now());
+      await this.stream?.close().catch(() => {});
+      await job.source.teardownCdc(cdcTarget(job.table));
+      const { checkpoint } = await job.source.prepareCdc(cdcTarget(job.table));
+      await recordFeedRecreated(this.db, this.tableId, { checkpoint, reason }, this.now());
+      await this.resync(job, reason);
       return "again";
     } catch (e) {
-      return this.failed(e, null);
+      return await this.failed(e, null, "apply");
     }
+  }
+
+  /** The hash pass a recreated feed owes; its end says in sync/status what happened. */
+  private async resync(job: SyncJob, reason: string): Promise<void> {
+    const { counts, rows } = await resync(job);
+    const at = this.now();
+    const message =
+      `Change feed recreated at ${at}: ${reason}. Resynchronized by hashes: ${rows} rows checked, ` +
+      `${counts.embedded} embedded, ${counts.reused + counts.metadata} updated without embedding, ${counts.deleted} deleted; streaming again.`;
+    await recordFeedResynced(this.db, this.tableId, message, at);
+    this.services.logger.info({ vector_table_id: this.tableId, ...counts, rows }, "cdc feed recreated and resynced");
+    this.failures = 0;
+    this.failingSince = null;
+    this.failedAt = null;
   }
 
   private async recovered(): Promise<void> {
     this.failures = 0;
+    this.failingSince = null;
+    this.failedAt = null;
     await markRecovered(this.db, this.tableId, this.now());
   }
 
-  private async failed(err: unknown, pending: ChangeBatch | null): Promise<"failed" | "stop"> {
+  private async failed(err: unknown, pending: ChangeBatch | null, where: "source" | "apply"): Promise<Outcome> {
     this.failures++;
+    this.failingSince ??= Date.now();
+    this.failedAt = where;
     const message = err instanceof Error ? err.message : String(err);
     this.services.logger.warn({ vector_table_id: this.tableId, err, failures: this.failures }, "cdc apply failed");
     if (pending) await keepPendingChanges(this.db, this.tableId, { rows: pending.keys.length, oldestAt: pending.committedAt.toISOString() }, this.now());
@@ -164,7 +235,8 @@ class ConsumerLoop {
       await markError(this.db, this.tableId, message, this.now());
       return "stop";
     }
-    if (this.failures >= FAILURES_BEFORE_ERROR) await markError(this.db, this.tableId, message, this.now());
+    const lasting = this.failures >= FAILURES_BEFORE_ERROR && Date.now() - this.failingSince >= ERROR_AFTER_MS;
+    if (lasting) await markError(this.db, this.tableId, message, this.now());
     else await noteError(this.db, this.tableId, message, this.now());
     return "failed";
   }

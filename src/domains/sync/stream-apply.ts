@@ -4,8 +4,8 @@
 import type { ChangeBatch } from "../../drivers/sources/types.ts";
 import { prepareRows, UNHASHED } from "./apply.ts";
 import { BudgetExceededError, vectorAllowance } from "./budget.ts";
-import { hashPass } from "./batch.ts";
-import { cdcTarget, type SyncJob } from "./job.ts";
+import { hashPass, type PassResult } from "./batch.ts";
+import type { SyncJob } from "./job.ts";
 
 function liveTarget(job: SyncJob) {
   const collection = job.table.vectorstoreCollection;
@@ -25,10 +25,8 @@ export async function applyBatch(job: SyncJob, batch: ChangeBatch): Promise<void
   if (prepared.overBudget > 0) throw new BudgetExceededError(job.services.config.freeVectorBudget);
 }
 
-/** The feed is gone: bring the collection in line by hashes, then start a new feed from now. */
-export async function resync(job: SyncJob): Promise<string> {
-  const { checkpoint } = await job.source.prepareCdc(cdcTarget(job.table));
+/** The hash pass a recreated feed owes (the consumer recreated the feed before it). */
+export async function resync(job: SyncJob): Promise<PassResult> {
   const budget = { remaining: await vectorAllowance(job.services, job.table.orgId) };
-  await hashPass(job, { ...liveTarget(job), budget });
-  return checkpoint;
+  return hashPass(job, { ...liveTarget(job), budget });
 }

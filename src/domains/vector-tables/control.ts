@@ -60,6 +60,8 @@ export function syncStatusOf(row: VectorTableRow, now: Date): SyncStatusObject {
     staleness_secs: staleness,
     last_error: row.lastError,
     last_error_at: row.lastErrorAt,
+    message: row.syncMessage,
+    message_at: row.syncMessageAt,
   };
 }
 

@@ -118,6 +118,9 @@ export async function createVectorTable(services: Services, actor: KeyActor, inp
     cdcCheckpoint: null,
     lastError: null,
     lastErrorAt: null,
+    feedResyncReason: null,
+    syncMessage: null,
+    syncMessageAt: null,
     createdAt: now,
     updatedAt: now,
   };

@@ -24,6 +24,7 @@
 //                            budget exhausted: → error unless paused             markError
 //   a cdc apply fails      as a pass                                             noteError / markError
 //   a consumer applies again after failing   error → synced                      markRecovered
+//   a lost feed's resync went through        error → synced                      recordFeedResynced
 // and status-free bookkeeping: row counts, the change feed's position, the pending backlog, and
 // recordSwap (a swapped-in generation whose PUT moved on before finishFill).
 //
@@ -196,9 +197,50 @@ export async function recordFeedStart(db: Executor, id: string, checkpoint: stri
   await db.update(vectorTables).set({ cdcCheckpoint: checkpoint, updatedAt: at }).where(eq(vectorTables.id, id));
 }
 
-/** A lost feed was replaced by a new one after a hash pass brought the collection in line. */
-export async function recordFeedResync(db: Executor, id: string, checkpoint: string, at: string): Promise<void> {
-  await db.update(vectorTables).set({ cdcCheckpoint: checkpoint, oldestPendingChangeAt: null, updatedAt: at }).where(eq(vectorTables.id, id));
+/**
+ * A lost feed was replaced by a new one (docs/day-two.md#lost-change-feed): its position, and the
+ * hash pass now owed (`feed_resync_reason`, cleared by recordFeedResynced), in one write, so a
+ * restart mid-pass runs the pass again. The status is kept: the table keeps answering meanwhile.
+ */
+export async function recordFeedRecreated(db: Executor, id: string, feed: { checkpoint: string; reason: string }, at: string): Promise<void> {
+  await db
+    .update(vectorTables)
+    .set({
+      cdcCheckpoint: feed.checkpoint,
+      feedResyncReason: feed.reason,
+      lastError: `${feed.reason}; recreated the change feed and resynchronizing by hashes`,
+      lastErrorAt: at,
+      oldestPendingChangeAt: sql`coalesce(${vectorTables.oldestPendingChangeAt}, ${at})`,
+      updatedAt: at,
+    })
+    .where(eq(vectorTables.id, id));
+}
+
+/** The owed hash pass after a recreated feed went through: `error` → `synced`, and the message says what happened. */
+export async function recordFeedResynced(db: Executor, id: string, message: string, at: string): Promise<void> {
+  await db
+    .update(vectorTables)
+    .set({
+      feedResyncReason: null,
+      lastError: null,
+      lastErrorAt: null,
+      syncMessage: message,
+      syncMessageAt: at,
+      oldestPendingChangeAt: null,
+      rowsPending: 0,
+      syncStatus: sql`CASE WHEN ${vectorTables.syncStatus} = 'error' THEN 'synced' ELSE ${vectorTables.syncStatus} END`,
+      updatedAt: at,
+    })
+    .where(eq(vectorTables.id, id));
+}
+
+/**
+ * The stream moved past WAL that held no change of the table: the position is stored before the
+ * source is told, so the source's slot is never ahead of what vecsync recorded (an ahead slot
+ * means changes vecsync never saw, docs/day-two.md#lost-change-feed).
+ */
+export async function recordFeedPosition(db: Executor, id: string, checkpoint: string): Promise<void> {
+  await db.update(vectorTables).set({ cdcCheckpoint: checkpoint }).where(eq(vectorTables.id, id));
 }
 
 export type PendingChanges = { rows: number; oldestAt: string };

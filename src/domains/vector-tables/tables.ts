@@ -62,6 +62,14 @@ export const vectorTables = sqliteTable("vector_tables", {
   oldestPendingChangeAt: text("oldest_pending_change_at"),
   /** The source's change-feed position (LSN / timestamp), committed with the changes it covers. */
   cdcCheckpoint: text("cdc_checkpoint"),
+  /**
+   * Why the change feed was lost, while the hash pass that follows its recreation is owed: set in
+   * the write that records the new feed, cleared by the pass. A restart mid-pass runs it again.
+   */
+  feedResyncReason: text("feed_resync_reason"),
+  /** The last thing a person should know about the table's sync (a healed feed…), for sync/status `message`. */
+  syncMessage: text("sync_message"),
+  syncMessageAt: text("sync_message_at"),
   lastError: text("last_error"),
   lastErrorAt: text("last_error_at"),
   createdAt: text("created_at").notNull(),

@@ -92,18 +92,39 @@ export async function teardownCdc(source: PostgresSource, target: CdcTarget): Pr
   });
 }
 
-async function checkSlot(source: PostgresSource, name: string) {
-  const [slot] = await source.run("read replication slot", (sql) => sql<{ wal_status: string | null }[]>`
-    SELECT wal_status FROM pg_replication_slots WHERE slot_name = ${name} AND database = current_database()`);
-  if (!slot) throw new CdcFeedLostError(`replication slot "${name}" does not exist`);
-  if (slot.wal_status === "lost") throw new CdcFeedLostError(`replication slot "${name}" lost WAL it needed`);
+/**
+ * Whether the feed can go on from `checkpoint`, else CdcFeedLostError saying why in words for
+ * sync/status. Besides a missing slot or publication, two positions betray a feed that would
+ * silently skip changes: the source's WAL behind what vecsync applied (the source was restored
+ * from a backup: its new changes reuse positions vecsync thinks it has seen), and a slot ahead of
+ * what vecsync recorded (vecsync only confirms what it stored, so someone else moved the slot, or
+ * vecsync's own data was restored from a backup). A slot behind the checkpoint is normal: a crash
+ * between storing a batch and confirming it.
+ */
+async function checkFeed(source: PostgresSource, name: string, checkpoint: bigint) {
+  const [row] = await source.run("read replication slot", (sql) => sql<{ has_slot: boolean; wal_status: string | null; confirmed: string | null; has_publication: boolean; current: string }[]>`
+    SELECT s.slot_name IS NOT NULL AS has_slot, s.wal_status, s.confirmed_flush_lsn::text AS confirmed,
+      EXISTS (SELECT 1 FROM pg_publication WHERE pubname = ${name}) AS has_publication, pg_current_wal_lsn()::text AS current
+    FROM (SELECT 1) one LEFT JOIN pg_replication_slots s ON s.slot_name = ${name} AND s.database = current_database()`);
+  const { has_slot, wal_status, confirmed, has_publication, current } = row!;
+  const applied = lsnToString(checkpoint);
+  if (!has_slot) throw new CdcFeedLostError(`the replication slot "${name}" no longer exists on the source (dropped, or the source was restored from a backup)`);
+  if (!has_publication) throw new CdcFeedLostError(`the publication "${name}" no longer exists on the source`);
+  if (wal_status === "lost") throw new CdcFeedLostError(`the replication slot "${name}" lost WAL it still needed (the source removed it, see max_slot_wal_keep_size)`);
+  if (lsnToBigInt(current) < checkpoint) {
+    throw new CdcFeedLostError(`the source's WAL position ${current} is behind the position vecsync applied (${applied}): the source was restored from a backup`);
+  }
+  if (confirmed && lsnToBigInt(confirmed) > checkpoint) {
+    throw new CdcFeedLostError(`the replication slot "${name}" is ahead of what vecsync applied (${confirmed} > ${applied}): it was advanced outside vecsync, or vecsync's data was restored from a backup`);
+  }
 }
 
 /** Opens the replication stream; waits a few seconds for a slot a dead consumer still holds. */
 export async function openChanges(source: PostgresSource, target: CdcTarget, checkpoint: string): Promise<ChangeStream> {
   const name = feedName(target.stream);
-  const from = lsnToString(lsnToBigInt(checkpoint)); // validated: it goes into the command text
-  await checkSlot(source, name);
+  const position = lsnToBigInt(checkpoint);
+  const from = lsnToString(position); // validated: it goes into the command text
+  await checkFeed(source, name, position);
   const sql = postgres({
     ...connectionOptions(source.credentials, { ...source.options, maxConnections: 1 }),
     idle_timeout: 0, // no idle or lifetime limit: the stream is one long query

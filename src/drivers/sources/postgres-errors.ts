@@ -51,6 +51,9 @@ export function toDriverError(err: unknown, ctx: ErrorContext = {}): DriverError
     if (code === "42P01" || code === "3F000") return new SourceObjectNotFoundError("table", message, err);
     if (code === "42703") return new SourceObjectNotFoundError("column", message, err);
     if (code === "42704" && /replication slot/.test(message)) return new CdcFeedLostError(message, err);
+    // The walsender decodes with the catalog as of each change: a dropped publication stays
+    // missing for every change after the drop, so the slot must be recreated with it.
+    if (code === "42704" && /publication/.test(message)) return new CdcFeedLostError(`the publication was dropped on the source (${message})`, err);
     if (code === "55000" && /replication slot|WAL/i.test(message)) return new CdcFeedLostError(message, err);
     const retryable = RETRYABLE_CLASSES.has(code.slice(0, 2)) || RETRYABLE_CODES.has(code);
     return new DriverError(message, { retryable, cause: err, context });

@@ -14,6 +14,8 @@ const MAX_KEYS_PER_BATCH = 100_000;
 const HIGH_WATER_BATCHES = 256;
 /** Status updates keep the server's wal_sender_timeout (default 60 s) from firing while paused. */
 const STATUS_INTERVAL_MS = 10_000;
+/** At most one position-only batch per this long: each costs the consumer a write. */
+const POSITION_EVERY_MS = 1_000;
 
 type Txn = { keys: Map<string, Key>; all: boolean; xid: number };
 
@@ -22,15 +24,16 @@ export type VisibilityWait = (xid: number) => Promise<void>;
 
 export class ReplicationFeed implements ChangeStream {
   private readonly relations = new Map<number, { relation: Relation; keyIndexes: number[] | null }>();
-  private readonly queue: { batch: ChangeBatch; xid: number }[] = [];
+  private readonly queue: { batch: ChangeBatch; xid: number | null }[] = [];
   private wake: (() => void) | null = null;
   private failure: DriverError | null = null;
   private closed = false;
   private txn: Txn | null = null;
   private received: bigint;
   private acked: bigint;
-  /** End LSN of the newest batch handed out or queued; while it is above `acked`, hold. */
+  /** End LSN of the newest batch handed out or queued. */
   private lastBatchEnd: bigint;
+  private lastPositionAt = 0;
   private readonly timer: ReturnType<typeof setInterval>;
 
   constructor(
@@ -65,14 +68,27 @@ export class ReplicationFeed implements ChangeStream {
     const frame = decodeFrame(chunk);
     if (frame.kind === "keepalive") {
       if (frame.walEnd > this.received) this.received = frame.walEnd;
-      // Caught up with nothing open or unacknowledged: everything before the server's position
-      // is either delivered and acked or not ours, so the slot may move on (WAL can be recycled).
-      if (!this.txn && this.lastBatchEnd <= this.acked && this.received > this.acked) this.acked = this.received;
+      this.notePosition();
       if (frame.replyRequested) void this.sendStatus();
     } else if (frame.kind === "xlog") {
       if (frame.walEnd > this.received) this.received = frame.walEnd;
       this.onMessage(decodePgOutput(frame.payload));
     }
+  }
+
+  /**
+   * Caught up with no transaction open: everything before the server's position is delivered or
+   * not ours. Handed out as a batch without keys, so the consumer stores the position and then
+   * acknowledges it like any other (the slot may move on and WAL be recycled), and the slot is
+   * never ahead of what vecsync stored.
+   */
+  private notePosition() {
+    if (this.txn || this.queue.length > 0 || this.received <= this.lastBatchEnd) return;
+    if (Date.now() - this.lastPositionAt < POSITION_EVERY_MS) return;
+    this.lastPositionAt = Date.now();
+    this.lastBatchEnd = this.received;
+    this.queue.push({ batch: { checkpoint: lsnToString(this.received), keys: [], allRowsChanged: false, committedAt: new Date() }, xid: null });
+    this.wake?.();
   }
 
   private onMessage(message: PgOutputMessage) {
@@ -143,7 +159,7 @@ export class ReplicationFeed implements ChangeStream {
       if (queued) {
         if (this.queue.length < HIGH_WATER_BATCHES / 2 && this.stream.isPaused()) this.stream.resume();
         // The consumer re-reads the batch's keys: hand it out only once a read sees the commit.
-        await this.visible(queued.xid);
+        if (queued.xid !== null) await this.visible(queued.xid);
         return { value: queued.batch, done: false };
       }
       if (this.closed) return { value: undefined, done: true };

@@ -71,7 +71,11 @@ export interface CdcTarget {
   pk: string[];
 }
 
-/** The keys one source transaction touched; re-read them with `fetchByKeys` (absent = deleted). */
+/**
+ * The keys one source transaction touched; re-read them with `fetchByKeys` (absent = deleted). A
+ * batch without keys (and not `allRowsChanged`) only moves the position past changes that were
+ * not the table's: store its checkpoint and acknowledge it like any other.
+ */
 export interface ChangeBatch {
   /** Opaque, resumable position: acknowledge it once the batch is committed downstream. */
   checkpoint: string;
