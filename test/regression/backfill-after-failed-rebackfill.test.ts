@@ -12,7 +12,7 @@ import { and, eq } from "drizzle-orm";
 import { runBatchPass } from "../../src/domains/sync/batch.ts";
 import { tasks } from "../../src/scheduler/tables.ts";
 import { eventually } from "../harness.ts";
-import { createWorld, DIMS, enqueueFill, expectedSet, newVectorTable, sortedEntries, storedSet, tableRow, taskDone, type World } from "../domains/sync/world.ts";
+import { createWorld, DIMS, enqueueFill, MODEL, expectedSet, newVectorTable, sortedEntries, storedSet, tableRow, taskDone, type World } from "../domains/sync/world.ts";
 
 const ROWS = 300;
 let w: World;
@@ -47,7 +47,8 @@ describe("happy", () => {
       const [t] = (await fillTasks(table.id)).filter((x) => x.id === rebackfill!.id);
       return t?.status === "failed" && t;
     }, 20_000);
-    expect(await tableRow(w, table.id)).toMatchObject({ syncStatus: "error", lastError: failed.lastError, servingDimensions: DIMS, embeddingDimensions: 16 });
+    expect(await tableRow(w, table.id)).toMatchObject({ syncStatus: "error", servingDimensions: DIMS, embeddingDimensions: 16 });
+    expect((await tableRow(w, table.id))!.lastError).toBe(`the re-backfill to 16 dimensions failed: ${failed.lastError}. Queries are answered from the previous vectors (${MODEL}, ${DIMS} dimensions); POST …/backfill tries again`);
     // The failed generation is gone, files included; the serving one is whole.
     await eventually(() => w.services.vectors.generations(collection).building.length === 0, 10_000);
     expect(w.services.vectors.generations(collection).live).toBe(live);

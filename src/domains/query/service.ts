@@ -19,15 +19,26 @@ export const QUERY_EMBED_DEADLINE_MS = 15_000;
 /** States with servable vectors (docs/vector-tables.md#query): paused and re-backfilling tables answer from the stored ones. */
 const SERVABLE = new Set<VectorTableRow["syncStatus"]>(["synced", "backfilling", "paused", "pending_rebackfill"]);
 
-function requireServable(row: VectorTableRow): void {
+/**
+ * Whether an `error` table still has vectors to serve (CONTRACT 7: a failed sync or re-backfill
+ * never takes stored vectors offline). Yes once a fill or pass completed (`last_sync_at` is set:
+ * the live generation was served whole, even if it is empty), or when a first backfill stored
+ * rows before it failed (they answered while it ran). The count is the store's in-memory figure.
+ */
+async function servesInError(services: Services, row: VectorTableRow): Promise<boolean> {
+  return row.lastSyncAt !== null || (await services.vectors.count(row.vectorstoreCollection)) > 0;
+}
+
+async function requireServable(services: Services, row: VectorTableRow): Promise<void> {
   if (row.mode === "platform") {
     throw new AppError("vector_table_not_ready", "Platform-mode storage is not available in this version, so this vector table holds no vectors to query");
   }
   if (SERVABLE.has(row.syncStatus)) return;
+  if (row.syncStatus === "error" && (await servesInError(services, row))) return;
   const why =
     row.syncStatus === "pending"
       ? "has no vectors yet; start a backfill with POST /v1/vector-tables/{id}/backfill"
-      : `is in error${row.lastError ? ` (${row.lastError})` : ""}; it answers again once a backfill or sync pass succeeds`;
+      : `is in error with no vectors stored${row.lastError ? ` (${row.lastError})` : ""}; it answers once a backfill or sync pass succeeds`;
   throw new AppError("vector_table_not_ready", `The vector table ${why}`, { details: { sync_status: row.syncStatus } });
 }
 
@@ -72,7 +83,7 @@ export async function queryVectorTable(services: Services, actor: KeyActor, id: 
   const row = await vectorTableOf(services, actor.orgId, id);
   const environmentId = environmentHeader?.trim();
   if (environmentId && environmentId !== row.environmentId) throw new AppError("not_found", "Vector table not found in that environment");
-  requireServable(row);
+  await requireServable(services, row);
   // One generation for the embedding and the search: a swap in between changes neither (docs/vector-tables.md#query).
   const pinned = services.vectors.pin(row.vectorstoreCollection);
   let hits: SearchHit[];

@@ -8,7 +8,7 @@ import type { DbOrTx } from "../../scheduler/types.ts";
 import type { Services } from "../../services.ts";
 import { VectorStoreError } from "../../drivers/vector-store/index.ts";
 import { findVectorTableById, vectorTablesByMode } from "../vector-tables/repo.ts";
-import { markError } from "../vector-tables/state.ts";
+import { markError, servesConfig } from "../vector-tables/state.ts";
 import type { VectorTableRow } from "../vector-tables/tables.ts";
 import { hasActiveBackfill } from "./batch.ts";
 
@@ -26,7 +26,26 @@ export async function dropQuietly(services: Services, collection: string, genera
  * paused). The live generation is untouched and keeps answering queries (docs/vector-tables.md#configuration-changes).
  */
 export async function fillFailed(services: Services, tx: DbOrTx, failure: TaskFailure): Promise<void> {
-  await markError(tx, failure.task.targetId, failure.error, services.clock.now().toISOString());
+  const table = await findVectorTableById(tx, failure.task.targetId);
+  if (!table) return; // deleted meanwhile: nothing to mark
+  await markError(tx, table.id, fillFailureMessage(table, failure), services.clock.now().toISOString());
+}
+
+/**
+ * `last_error` of a fill that failed for good. A fill of the configuration the live generation
+ * serves (a first backfill, a resumed one) says enough with its own error. A build of a new
+ * configuration (a re-backfill, or a backfill while one is owed) fails while older vectors may
+ * serve: the message names the configuration that failed, the cause, and what queries now use.
+ */
+export function fillFailureMessage(table: VectorTableRow, failure: TaskFailure): string {
+  if (servesConfig(table)) return failure.error;
+  const to: string[] = [];
+  if (table.embeddingModel !== table.servingModel) to.push(`model ${table.embeddingModel}`);
+  if (table.embeddingDimensions !== table.servingDimensions) to.push(`${table.embeddingDimensions} dimensions`);
+  const target = to.length > 0 ? `to ${to.join(" at ")}` : "for the new columns";
+  // last_sync_at is set by every fill or pass that completed: the live generation was served whole.
+  const queries = table.lastSyncAt === null ? "Nothing was served before it" : `Queries are answered from the previous vectors (${table.servingModel}, ${table.servingDimensions} dimensions)`;
+  return `the re-backfill ${target} failed: ${failure.error}. ${queries}; POST …/backfill tries again`;
 }
 
 /**

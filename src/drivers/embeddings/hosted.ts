@@ -1,6 +1,7 @@
 // The machinery shared by the three hosted drivers, written once: model check, truncation,
 // batching on both per-request ceilings, a pool of requests in flight, the shared governor,
-// retries (http.ts), answer validation and counting. A driver only describes its wire format.
+// retries (http.ts, bad answers included), answer validation and counting. A driver only
+// describes its wire format.
 import { DriverError } from "../../shared/errors.ts";
 import { planBatches } from "./batching.ts";
 import { findModel, validateModelChoice, type ModelSpec, type ProviderName } from "./catalog.ts";
@@ -102,27 +103,32 @@ export class HostedProvider implements EmbeddingProvider {
   private async sendBatch(batch: WireBatch, tokens: number, signal: AbortSignal): Promise<Float32Array[]> {
     const { apiKey, baseUrl, tuning } = this.opts;
     const label = `${this.provider} ${batch.spec.model}`;
-    const answer = await send(this.wire.request(baseUrl, apiKey, batch), {
-      label,
-      apiKey,
-      governor: this.governor,
-      tokens,
-      priority: batch.kind,
-      timeoutMs: tuning.timeoutMs,
-      retry: tuning.retry,
-      signal,
-      onAttempt: ({ status, retry }) =>
-        count(this.provider, this.stats, { requests: 1, retries: retry ? 1 : 0, rateLimited: status === 429 ? 1 : 0 }),
-    });
-    this.learnLimits(answer.headers);
-    let parsed: WireAnswer;
-    try {
-      parsed = this.wire.parse(answer.json);
-    } catch (err) {
-      throw new DriverError(`${label}: malformed answer: ${(err as Error).message}`, { retryable: false });
-    }
-    const vectors = checkVectors(label, parsed.vectors, batch.texts.length, batch.dimensions);
-    const billed = parsed.tokens ?? tokens;
+    // Reading the answer is part of the attempt: an unusable one is asked for again (http.ts).
+    const { vectors, billed } = await send(
+      this.wire.request(baseUrl, apiKey, batch),
+      {
+        label,
+        apiKey,
+        governor: this.governor,
+        tokens,
+        priority: batch.kind,
+        timeoutMs: tuning.timeoutMs,
+        retry: tuning.retry,
+        signal,
+        onAttempt: ({ status, retry }) =>
+          count(this.provider, this.stats, { requests: 1, retries: retry ? 1 : 0, rateLimited: status === 429 ? 1 : 0 }),
+      },
+      (answer) => {
+        this.learnLimits(answer.headers);
+        let parsed: WireAnswer;
+        try {
+          parsed = this.wire.parse(answer.json);
+        } catch (err) {
+          throw new Error(`answered 200 with a malformed body: ${(err as Error).message}`);
+        }
+        return { vectors: checkVectors(parsed.vectors, batch.texts.length, batch.dimensions), billed: parsed.tokens ?? tokens };
+      },
+    );
     this.governor.settle(tokens, billed);
     count(this.provider, this.stats, { inputs: vectors.length, tokens: billed });
     return vectors;
@@ -136,20 +142,23 @@ export function statedLimits(headers: Headers): { requestsPerMinute: number; tok
   return rpm > 0 && tpm > 0 ? { requestsPerMinute: rpm, tokensPerMinute: tpm } : null;
 }
 
-/** Count, dimensions and finiteness must match what we asked for; anything else is a bad answer. */
-function checkVectors(label: string, raw: unknown[], expected: number, dimensions: number): Float32Array[] {
-  if (raw.length !== expected) {
-    throw new DriverError(`${label}: asked for ${expected} embeddings, the answer holds ${raw.length}`, { retryable: false });
-  }
+/**
+ * Count, dimensions and values must be what we asked for; anything else is a bad answer (thrown as
+ * a plain Error saying what is wrong; send() retries it). Values must be JSON numbers: a null
+ * (a NaN serialised) or a numeric string would otherwise pass through Float32Array.from as 0 or
+ * as a silently converted number.
+ */
+function checkVectors(raw: unknown[], expected: number, dimensions: number): Float32Array[] {
+  if (raw.length !== expected) throw new Error(`asked for ${expected} embeddings, the answer holds ${raw.length}`);
   return raw.map((v, i) => {
     if (!Array.isArray(v) || v.length !== dimensions) {
       const got = Array.isArray(v) ? `${v.length} dimensions` : "no vector";
-      throw new DriverError(`${label}: embedding ${i} has ${got}, expected ${dimensions}`, { retryable: false });
+      throw new Error(`embedding ${i} has ${got}, expected ${dimensions}`);
     }
     const vec = Float32Array.from(v as number[]);
-    for (let j = 0; j < vec.length; j++) {
-      if (!Number.isFinite(vec[j]!)) throw new DriverError(`${label}: embedding ${i} holds a non-number`, { retryable: false });
-    }
+    // Checked after the conversion too: a double past float32's range becomes Infinity.
+    const bad = v.findIndex((x, j) => typeof x !== "number" || !Number.isFinite(vec[j]!));
+    if (bad >= 0) throw new Error(`embedding ${i} holds ${JSON.stringify(v[bad]) ?? String(v[bad])} at position ${bad}, not a finite number`);
     return vec;
   });
 }

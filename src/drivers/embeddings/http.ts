@@ -3,6 +3,11 @@
 // (AWS architecture blog's "full jitter": the spread keeps many workers from retrying in step),
 // or the provider's Retry-After when it gives one. Not retried: every other 4xx — a bad key or a
 // bad request will not get better, and each attempt may cost the user money.
+// A bad answer — a 200 that is not JSON, or whose shape, count or sizes are not what we asked
+// for — is the provider's fault and transient until proven otherwise (issue 14): it is retried
+// too, but at most BAD_ANSWER_ATTEMPTS times in a row, since the provider has likely billed each
+// one; past that the error is still retryable, and the task's back-off (seconds to minutes apart)
+// decides whether to try again.
 import { DriverError } from "../../shared/errors.ts";
 import type { RateGovernor } from "./governor.ts";
 import type { RetryPolicy } from "./types.ts";
@@ -18,10 +23,15 @@ class AttemptError extends Error {
     readonly retryable: boolean,
     readonly status: number | null,
     readonly retryAfterMs: number | null,
+    /** A 200 whose body we could not use: probably billed, so retried on a shorter leash. */
+    readonly badAnswer = false,
   ) {
     super(message);
   }
 }
+
+/** Bad answers in a row one request takes (the first included) before it gives up. */
+export const BAD_ANSWER_ATTEMPTS = 3;
 
 /** Retry-After as seconds or an HTTP date; OpenAI's `retry-after-ms` wins when present. */
 export function retryAfterMs(headers: Headers, nowMs = Date.now()): number | null {
@@ -74,7 +84,7 @@ async function attempt(req: UpstreamRequest, timeoutMs: number, signal: AbortSig
     try {
       return { json: JSON.parse(text), headers: res.headers };
     } catch {
-      throw new AttemptError(`answered ${res.status} with a body that is not JSON`, false, res.status, null);
+      throw new AttemptError(`answered ${res.status} with a body that is not JSON`, true, res.status, null, true);
     }
   }
   const retryable = res.status === 429 || res.status === 408 || res.status >= 500;
@@ -107,27 +117,43 @@ export type SendContext = {
 
 /**
  * Sends one request through the governor, retrying transient failures. Each attempt takes its
- * own slot from the governor (a retry costs the provider a request too). Returns the parsed JSON
- * answer; throws DriverError whose message carries the provider's words, never the key.
+ * own slot from the governor (a retry costs the provider a request too). `read` turns the JSON
+ * answer into what the caller wants and throws (any Error, its message saying what is wrong) when
+ * the answer is unusable: that attempt counts as a bad answer. Throws DriverError whose message
+ * carries the provider's words, never the key.
  */
-export async function send(req: UpstreamRequest, ctx: SendContext): Promise<UpstreamAnswer> {
+export async function send<T>(req: UpstreamRequest, ctx: SendContext, read: (answer: UpstreamAnswer) => T): Promise<T> {
+  let badAnswers = 0;
   for (let n = 0; ; n++) {
     await ctx.governor.acquire(ctx.tokens, ctx.priority, ctx.signal);
     try {
-      const answer = await attempt(req, ctx.timeoutMs, ctx.signal);
+      const value = readAnswer(await attempt(req, ctx.timeoutMs, ctx.signal), read);
       ctx.onAttempt({ status: 200, retry: false });
-      return answer;
+      return value;
     } catch (err) {
       if (!(err instanceof AttemptError)) throw err; // aborted by the caller
-      const last = n + 1 >= ctx.retry.maxAttempts;
+      if (err.badAnswer) badAnswers++;
+      else badAnswers = 0;
+      const last = n + 1 >= ctx.retry.maxAttempts || badAnswers >= BAD_ANSWER_ATTEMPTS;
       ctx.onAttempt({ status: err.status, retry: err.retryable && !last });
-      // The request did not count upstream (or we cannot know); give the tokens back.
-      ctx.governor.settle(ctx.tokens, 0);
+      // A refused request did not count upstream (or we cannot know); give the tokens back. A
+      // bad answer was probably billed: keep them spent.
+      if (!err.badAnswer) ctx.governor.settle(ctx.tokens, 0);
       const message = redact(`${ctx.label}: ${err.message}`, ctx.apiKey);
-      if (!err.retryable) throw new DriverError(message, { retryable: false, context: { status: err.status } });
-      if (last) throw new DriverError(`${message} (gave up after ${n + 1} attempts)`, { retryable: true, context: { status: err.status } });
+      const context = { status: err.status, ...(err.badAnswer ? { bad_answer: true } : {}) };
+      if (!err.retryable) throw new DriverError(message, { retryable: false, context });
+      if (last) throw new DriverError(`${message} (gave up after ${n + 1} attempts)`, { retryable: true, context });
       if (err.status === 429) ctx.governor.pause(err.retryAfterMs ?? backoffMs(n, ctx.retry));
       await sleep(err.status === 429 ? 0 : (err.retryAfterMs ?? backoffMs(n, ctx.retry)), ctx.signal);
     }
+  }
+}
+
+/** The caller's reading of a 200; a failure to read it is a bad answer, retried like a 5xx. */
+function readAnswer<T>(answer: UpstreamAnswer, read: (answer: UpstreamAnswer) => T): T {
+  try {
+    return read(answer);
+  } catch (err) {
+    throw new AttemptError((err as Error).message, true, 200, null, true);
   }
 }

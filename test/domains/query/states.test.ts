@@ -59,16 +59,43 @@ describe("happy", () => {
   });
 });
 
+describe("error with a serving generation (CONTRACT 7: a failure never takes stored vectors offline)", () => {
+  test("after a completed fill (a failed sync or re-backfill) → answered from the stored vectors", async () => {
+    await setTableState(app, table.id, { syncStatus: "error", lastError: "source unreachable", lastSyncAt: new Date().toISOString() });
+    const res = await ask(table.id);
+    expect([res.status, (await json(res)).total_results]).toEqual([200, 10]);
+  });
+
+  test("a first backfill that stored rows before failing → answered from them, as while it ran", async () => {
+    await setTableState(app, table.id, { syncStatus: "error", lastError: "source unreachable", lastSyncAt: null });
+    const res = await ask(table.id);
+    expect([res.status, (await json(res)).total_results]).toEqual([200, 10]);
+  });
+
+  test("a completed fill of an empty source → answered, with no results", async () => {
+    const t = await newTable(app, org.owner.key, tableBody(f));
+    await setTableState(app, t.id, { syncStatus: "error", lastError: "source unreachable", lastSyncAt: new Date().toISOString() });
+    const res = await ask(t.id);
+    expect([res.status, (await json(res)).total_results]).toEqual([200, 0]);
+  });
+});
+
 describe("errors", () => {
-  test.each([
-    ["pending", "has no vectors yet"],
-    ["error", "is in error (source unreachable)"],
-  ] as const)("%s → 409 vector_table_not_ready", async (state, words) => {
-    await setTableState(app, table.id, { syncStatus: state, lastError: "source unreachable" });
+  test("pending → 409 vector_table_not_ready, even with vectors stored", async () => {
+    await setTableState(app, table.id, { syncStatus: "pending", lastError: null, lastSyncAt: null });
     const res = await ask(table.id);
     const e = (await json(res)).error;
     expect([res.status, e.code]).toEqual([409, "vector_table_not_ready"]);
-    expect(e.message).toContain(words);
+    expect(e.message).toContain("has no vectors yet");
+  });
+
+  test("error with nothing stored and no fill ever completed → 409 vector_table_not_ready with last_error", async () => {
+    const t = await newTable(app, org.owner.key, tableBody(f));
+    await setTableState(app, t.id, { syncStatus: "error", lastError: "source unreachable", lastSyncAt: null });
+    const res = await ask(t.id);
+    const e = (await json(res)).error;
+    expect([res.status, e.code]).toEqual([409, "vector_table_not_ready"]);
+    expect(e.message).toContain("is in error with no vectors stored (source unreachable)");
   });
 
   test("a provider that refuses the key → 502 provider_error with its words, never the key", async () => {

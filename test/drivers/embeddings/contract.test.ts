@@ -164,11 +164,32 @@ describe.each(SUBJECTS)("$provider", (s) => {
       expect(w.fake!.requests).toHaveLength(1);
     });
 
-    http.each([["malformed"], ["wrongDimensions"], ["wrongCount"]] as const)("a %s answer is a non-retryable DriverError", async (sw) => {
-      w.fake!.set({ [sw]: 1 });
+    // A 200 the driver cannot use is the provider's transient fault (issue 14): asked again, and
+    // when it keeps coming, a retryable error saying what was wrong, so the task retries later.
+    const BAD_ANSWERS = [
+      ["malformed", "malformed body"],
+      ["notJson", "not JSON"],
+      ["wrongCount", "asked for 2 embeddings, the answer holds 1"],
+      ["wrongDimensions", `has ${s.reducedDims - 1} dimensions, expected ${s.reducedDims}`],
+      ["nonNumeric", "holds null at position 0, not a finite number"],
+    ] as const;
+
+    http.each(BAD_ANSWERS)("a %s answer is asked for again, and the retry's answer is used", async (sw) => {
+      w.fake!.set({ [sw]: 2 });
+      const d = w.driver();
+      const out = await d.embed(["a", "b"], { model: s.model, dimensions: s.reducedDims, kind: "document" });
+      close(out[1]!, expected("b", s.reducedDims));
+      expect(w.fake!.requests).toHaveLength(3);
+      expect(d.stats.retries).toBe(2);
+    });
+
+    http.each(BAD_ANSWERS)("%s answers only: a retryable DriverError saying what was wrong, after 3 attempts", async (sw, words) => {
+      w.fake!.set({ [sw]: 100 });
       const err = await driverError(w.driver().embed(["a", "b"], { model: s.model, dimensions: s.reducedDims, kind: "document" }));
-      expect(err.retryable).toBe(false);
-      expect(w.fake!.requests).toHaveLength(1);
+      expect(err.retryable).toBe(true);
+      expect(err.message).toContain(words);
+      expect(err.message).toContain("gave up after 3 attempts");
+      expect(w.fake!.requests).toHaveLength(3); // fewer than a 5xx gets (FAST: 4): each was likely billed
     });
   });
 

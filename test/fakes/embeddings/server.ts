@@ -19,7 +19,12 @@ export type FakeSwitches = {
   fail5xx: number;
   /** The next n requests never answer (client timeouts). */
   hang: number;
+  /** The next n requests answer 200 without the vectors (`{"unexpected": true}`). */
   malformed: number;
+  /** The next n requests answer 200 with a body that is not JSON. */
+  notJson: number;
+  /** The next n requests answer 200 with a null in place of the first vector's first value. */
+  nonNumeric: number;
   wrongDimensions: number;
   wrongCount: number;
   /** Answers list items in reverse order (emb_a/emb_c carry `index`). */
@@ -44,6 +49,8 @@ const defaults = (): FakeSwitches => ({
   fail5xx: 0,
   hang: 0,
   malformed: 0,
+  notJson: 0,
+  nonNumeric: 0,
   wrongDimensions: 0,
   wrongCount: 0,
   shuffle: false,
@@ -167,10 +174,12 @@ export async function startFakeEmbeddings(provider: FakeProvider, opts: { apiKey
     const delay = switches.latencyMs + Math.random() * switches.latencyJitterMs;
     if (delay > 0) await sleep(delay);
     if (switches.malformed > 0) return (switches.malformed--, { res: answer(200, { unexpected: true }), decoded, body });
+    if (switches.notJson > 0) return (switches.notJson--, { res: new Response("<html>upstream proxy error</html>", { status: 200 }), decoded, body });
     const dims = decoded.dims ?? model.defaultDims;
     let vectors = texts.map((t) => fakeVector(decoded.model, decoded.kind, t, dims));
     if (switches.wrongDimensions > 0) (switches.wrongDimensions--, (vectors = vectors.map((v) => v.slice(1))));
     if (switches.wrongCount > 0) (switches.wrongCount--, (vectors = vectors.slice(1)));
+    if (switches.nonNumeric > 0) (switches.nonNumeric--, (vectors = vectors.map((v, i) => (i === 0 ? [null as unknown as number, ...v.slice(1)] : v))));
     counters.tokens += total;
     counters.inputs += texts.length;
     const headers: Record<string, string> = {};
