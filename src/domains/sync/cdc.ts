@@ -8,6 +8,7 @@ import { findVectorTableById } from "../vector-tables/repo.ts";
 import { keepPendingChanges, markError, markRecovered, noteError, notePendingChanges, recordChangesApplied, recordFeedResync, servesConfig } from "../vector-tables/state.ts";
 import type { VectorTableRow } from "../vector-tables/tables.ts";
 import { BudgetExceededError } from "./budget.ts";
+import { streamCounts, streamPending } from "./counters.ts";
 import { FAILURES_BEFORE_ERROR } from "./batch.ts";
 import { cdcTarget, openJob, type SyncJob } from "./job.ts";
 import { applyBatch, resync } from "./stream-apply.ts";
@@ -120,9 +121,9 @@ class ConsumerLoop {
         if (!current || !consumerWanted(current) || current.configVersion !== table.configVersion) return "again";
         pending = batch;
         // sync/status shows the real backlog while it is applied (docs/vector-tables.md#sync-status).
-        await notePendingChanges(this.db, table.id, { rows: batch.keys.length, oldestAt: batch.committedAt.toISOString() }, this.now());
+        await notePendingChanges(this.db, table.id, streamPending(batch), this.now());
         await applyBatch(job, batch);
-        await recordChangesApplied(this.db, table.id, batch.checkpoint, this.now());
+        await recordChangesApplied(this.db, table.id, batch.checkpoint, await streamCounts(this.services, table), this.now());
         await this.stream.ack(batch.checkpoint);
         pending = null;
         if (this.failures > 0 || current.syncStatus === "error") await this.recovered();
@@ -143,7 +144,7 @@ class ConsumerLoop {
     this.services.logger.warn({ vector_table_id: this.tableId, err }, "cdc feed lost; resyncing by hashes");
     try {
       const checkpoint = await resync(job);
-      await recordFeedResync(this.db, this.tableId, checkpoint, this.now());
+      await recordFeedResync(this.db, this.tableId, checkpoint, await streamCounts(this.services, job.table), this.now());
       return "again";
     } catch (e) {
       return this.failed(e, null);
@@ -159,7 +160,7 @@ class ConsumerLoop {
     this.failures++;
     const message = err instanceof Error ? err.message : String(err);
     this.services.logger.warn({ vector_table_id: this.tableId, err, failures: this.failures }, "cdc apply failed");
-    if (pending) await keepPendingChanges(this.db, this.tableId, { rows: pending.keys.length, oldestAt: pending.committedAt.toISOString() }, this.now());
+    if (pending) await keepPendingChanges(this.db, this.tableId, streamPending(pending), this.now());
     if (err instanceof BudgetExceededError) {
       await markError(this.db, this.tableId, message, this.now());
       return "stop";

@@ -171,6 +171,7 @@ export async function deleteVectorTable(services: Services, actor: KeyActor, id:
   const now = services.clock.now().toISOString();
   await services.database.db.transaction(async (tx) => {
     await failActiveTasksOf(tx, actor.orgId, row.id, "vector table deleted", now);
+    await services.engine.forget(tx, row);
     await deleteVectorTableRow(tx, actor.orgId, row.id);
   });
   await dropCollectionOf(services, row);

@@ -53,7 +53,7 @@ export const vectorTables = sqliteTable("vector_tables", {
   servingDimensions: integer("serving_dimensions"),
   totalRows: integer("total_rows").notNull().default(0),
   syncedRows: integer("synced_rows").notNull().default(0),
-  /** Changes known and not yet applied (docs/vector-tables.md#sync-status rows_pending outside a backfill). */
+  /** The known backlog: rows known to differ from the source and not yet applied (docs/vector-tables.md#counters). */
   rowsPending: integer("rows_pending").notNull().default(0),
   /** Start of the last completed sync pass (batch staleness) and its end (`last_sync_at`). */
   lastSyncStartedAt: text("last_sync_started_at"),
