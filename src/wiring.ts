@@ -19,6 +19,7 @@ import { countEnvironmentConnections, deleteOrganizationConnections } from "./do
 import { countProvidersInEnvironment, deleteOrganizationProviders } from "./domains/embedding-providers/repo.ts";
 import { deleteOrganizationData } from "./domains/organizations/deletion.ts";
 import { runFillTask } from "./domains/sync/backfill.ts";
+import { forgetOrganizationEmptyRows } from "./domains/sync/empty-rows.ts";
 import { dropFailedGenerations, dropOrphanGenerations, fillFailed } from "./domains/sync/generations.ts";
 import { consumersTick, intervalPattern, syncTick, tableEngine } from "./domains/sync/lifecycle.ts";
 import { BACKFILL, ORG_DELETION, REBACKFILL } from "./domains/tasks/kinds.ts";
@@ -115,7 +116,11 @@ export function dependents(services: Services): Dependents {
             await dropCollectionOf(services, row);
           }
         },
-        records: deleteOrganizationVectorTables,
+        // The sync engine's records of the tables (rows known to render empty) go with them.
+        async records(tx, orgId) {
+          await forgetOrganizationEmptyRows(tx, orgId);
+          await deleteOrganizationVectorTables(tx, orgId);
+        },
       },
     ],
   };

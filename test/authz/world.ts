@@ -41,7 +41,7 @@ async function worldVectorTable(app: TestApp, orgId: string, environmentId: stri
     id, orgId, environmentId, connectionId, embeddingProviderId: providerId, name: "world-table", sourceTable: "docs", primaryKeyColumn: "id", columns,
     embeddingModel: "local-lexical-v1", embeddingDimensions: 16, mode: "managed", syncMode: "batch", syncStatus: "synced", vectorstoreCollection: collection,
     platformVectorRef: null, numericPk: true, configVersion: 1, servingModel: "local-lexical-v1", servingDimensions: 16, totalRows: 0, syncedRows: 0, rowsPending: 0,
-    lastSyncStartedAt: null, lastSyncAt: null, oldestPendingChangeAt: null, cdcCheckpoint: null, lastError: null, lastErrorAt: null, feedResyncReason: null, syncMessage: null, syncMessageAt: null, createdAt: now, updatedAt: now,
+    lastSyncStartedAt: null, lastSyncAt: null, oldestPendingChangeAt: null, cdcCheckpoint: null, lastError: null, lastErrorAt: null, feedResyncReason: null, createdAt: now, updatedAt: now,
   });
   await app.services.vectors.createCollection(collection, { dimensions: 16, metadata: [{ name: "kind", type: "keyword" }], numericPk: true });
   return id;

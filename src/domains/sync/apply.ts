@@ -10,8 +10,8 @@ import type { RowHash, SourceRow } from "../../drivers/sources/types.ts";
 import { keyText } from "../../drivers/sources/types.ts";
 import type { MetadataUpdate, RowHashes, UpsertRow } from "../../drivers/vector-store/index.ts";
 import { renderMetadata, renderText, storedTextHash } from "../vector-tables/render.ts";
+import { emptyRowsAmong, recordEmptyRows } from "./empty-rows.ts";
 import type { SyncJob } from "./job.ts";
-import { emptyRowsOf } from "./state.ts";
 
 export type ApplyTarget = {
   collection: string;
@@ -29,6 +29,12 @@ export type Prepared = {
   counts: ApplyCounts;
   /** Rows left out because the budget ran out (the caller stops after committing the rest). */
   overBudget: number;
+  /**
+   * How many leading rows of the given hashes the commit fully handles: all of them, unless the
+   * budget ran out, then those before the first row it could not store (the rest is left
+   * untouched, so a fill's checkpoint there resumes exactly at that row).
+   */
+  handled: number;
   commit(): Promise<void>;
 };
 
@@ -53,12 +59,12 @@ async function storedHashes(job: SyncJob, target: ApplyTarget, pks: string[]) {
   const { vectors } = job.services;
   const current = byPk(await vectors.hashes(target.collection, { pks, generation: target.generation }));
   const reference = target.reference === target.generation ? current : byPk(await vectors.hashes(target.collection, { pks, generation: target.reference }));
-  return { current, reference };
+  const empties = await emptyRowsAmong(job.services.database.db, job.table.id, target.generation, pks);
+  return { current, reference, empties };
 }
 
-/** The source hashes that differ from what the target stores (or remembers as empty text). */
-function splitChanged(job: SyncJob, hashes: RowHash[], current: Map<string, RowHashes>, force = false): { changed: RowHash[]; unchanged: number } {
-  const empties = emptyRowsOf(job.services, job.table.id);
+/** The source hashes that differ from what the target stores (or records as empty text). */
+function splitChanged(job: SyncJob, hashes: RowHash[], current: Map<string, RowHashes>, empties: Map<string, string>, force = false): { changed: RowHash[]; unchanged: number } {
   const changed: RowHash[] = [];
   for (const h of hashes) {
     const pk = keyText(h.key);
@@ -72,23 +78,24 @@ function splitChanged(job: SyncJob, hashes: RowHash[], current: Map<string, RowH
 
 /** `splitChanged` against the target's stored hashes: lets a pass gather changes over many pages. */
 export async function changedRows(job: SyncJob, hashes: RowHash[], target: ApplyTarget): Promise<{ changed: RowHash[]; unchanged: number }> {
-  const stored = await job.services.vectors.hashes(target.collection, { pks: hashes.map((h) => keyText(h.key)), generation: target.generation });
-  return splitChanged(job, hashes, byPk(stored));
+  const pks = hashes.map((h) => keyText(h.key));
+  const stored = await job.services.vectors.hashes(target.collection, { pks, generation: target.generation });
+  return splitChanged(job, hashes, byPk(stored), await emptyRowsAmong(job.services.database.db, job.table.id, target.generation, pks));
 }
 
 /** Reads, renders and embeds what the given source hashes call for; writes nothing yet. */
 export async function prepareRows(job: SyncJob, hashes: RowHash[], target: ApplyTarget, opts: { signal?: AbortSignal; force?: boolean } = {}): Promise<Prepared> {
   const counts = zeroCounts();
-  const empties = emptyRowsOf(job.services, job.table.id);
-  const { current, reference } = await storedHashes(job, target, hashes.map((h) => keyText(h.key)));
+  const { current, reference, empties } = await storedHashes(job, target, hashes.map((h) => keyText(h.key)));
   const want = new Map(hashes.map((h) => [keyText(h.key), { text: storedTextHash(h.textHash, job.tag), meta: h.metaHash }]));
-  const { changed: toFetch, unchanged } = splitChanged(job, hashes, current, opts.force);
+  const { changed: toFetch, unchanged } = splitChanged(job, hashes, current, empties, opts.force);
   counts.unchanged = unchanged;
   const fetched = await job.source.fetchByKeys({ table: job.table.sourceTable, pk: [job.table.primaryKeyColumn], columns: job.columns, keys: toFetch.map((h) => h.key) });
   const rows = new Map<string, SourceRow>(fetched.map((r) => [keyText(r.key), r]));
 
-  const deletes: string[] = [];
-  const metaUpdates: MetadataUpdate[] = [];
+  let deletes: string[] = [];
+  let metaUpdates: MetadataUpdate[] = [];
+  let emptied: { pk: string; textHash: string }[] = [];
   const upserts: UpsertRow[] = [];
   const toEmbed: UpsertRow[] = [];
   const maybeReuse: UpsertRow[] = [];
@@ -112,12 +119,10 @@ export async function prepareRows(job: SyncJob, hashes: RowHash[], target: Apply
     }
     const text = renderText(job.table.columns, row.values);
     if (text === null) {
-      empties.set(pk, w.text);
-      counts.empty++;
+      emptied.push({ pk, textHash: w.text });
       if (now) deletes.push(pk);
       continue;
     }
-    empties.delete(pk);
     const upsert: UpsertRow = { pk, textHash: w.text, metaHash: w.meta, text, metadata, vector: new Float32Array(0) };
     if (reference.has(pk)) maybeReuse.push(upsert);
     else toEmbed.push(upsert);
@@ -136,17 +141,23 @@ export async function prepareRows(job: SyncJob, hashes: RowHash[], target: Apply
     } else toEmbed.push(row);
   }
 
-  let overBudget = 0;
+  // Over the budget: every row from the first one it cannot store on is left for later, in the
+  // order given (primary-key order for a page), so what is stored is a prefix of the rows.
   let embedding = toEmbed;
-  if (target.budget) {
-    const fresh = toEmbed.filter((r) => !current.has(r.pk));
-    if (fresh.length > target.budget.remaining) {
-      const keep = new Set(fresh.slice(0, target.budget.remaining).map((r) => r.pk));
-      embedding = toEmbed.filter((r) => current.has(r.pk) || keep.has(r.pk));
-      overBudget = fresh.length - keep.size;
-    }
-    target.budget.remaining -= Math.min(fresh.length, target.budget.remaining);
+  const { handled, overBudget } = budgetCut(hashes, toEmbed, current, target.budget);
+  if (handled < hashes.length) {
+    const left = new Set(hashes.slice(handled).map((h) => keyText(h.key)));
+    const kept = <T extends { pk: string }>(rows: T[]) => rows.filter((r) => !left.has(r.pk));
+    embedding = kept(toEmbed);
+    upserts.splice(0, upserts.length, ...kept(upserts));
+    metaUpdates = kept(metaUpdates);
+    deletes = deletes.filter((pk) => !left.has(pk));
+    emptied = kept(emptied);
   }
+  // Rows recorded as empty that were re-read and no longer are (they have text now, or are gone).
+  const reread = new Set(toFetch.map((h) => keyText(h.key)));
+  const leftOut = new Set([...hashes.slice(handled).map((h) => keyText(h.key)), ...emptied.map((r) => r.pk)]);
+  const cleared = [...empties.keys()].filter((pk) => reread.has(pk) && !leftOut.has(pk));
   if (embedding.length) {
     const vectors = await job.provider.embed(embedding.map((r) => r.text), { model: job.table.embeddingModel, dimensions: job.table.embeddingDimensions, kind: "document", signal: opts.signal });
     embedding.forEach((r, i) => upserts.push({ ...r, vector: vectors[i]! }));
@@ -154,16 +165,43 @@ export async function prepareRows(job: SyncJob, hashes: RowHash[], target: Apply
   }
   counts.metadata = metaUpdates.length;
   counts.deleted = deletes.length;
+  counts.empty = emptied.length;
 
   const { vectors } = job.services;
   const at = { generation: target.generation };
   return {
     counts,
     overBudget,
+    handled,
     async commit() {
       await vectors.upsert(target.collection, upserts, at);
       await vectors.updateMetadata(target.collection, metaUpdates, at);
       await vectors.delete(target.collection, deletes, at);
+      // After the vectors: a crash between the two leaves a row uncounted until the next pass
+      // re-reads it, never counted twice.
+      if (emptied.length + cleared.length > 0) await recordEmptyRows(job.services.database.db, job.table.id, target.generation, { emptied, cleared });
     },
   };
+}
+
+/**
+ * Where the budget cuts the given rows: `handled` leading rows fit (each new vector among them
+ * takes one from `budget.remaining`), `overBudget` new vectors at or after the cut do not.
+ * Rows that replace a stored vector take nothing.
+ */
+function budgetCut(hashes: RowHash[], toEmbed: UpsertRow[], current: Map<string, RowHashes>, budget: ApplyTarget["budget"]): { handled: number; overBudget: number } {
+  if (!budget) return { handled: hashes.length, overBudget: 0 };
+  const fresh = new Set(toEmbed.filter((r) => !current.has(r.pk)).map((r) => r.pk));
+  let handled = hashes.length;
+  let taken = 0;
+  for (let i = 0; i < hashes.length; i++) {
+    if (!fresh.has(keyText(hashes[i]!.key))) continue;
+    if (taken === budget.remaining) {
+      handled = i;
+      break;
+    }
+    taken++;
+  }
+  budget.remaining -= taken;
+  return { handled, overBudget: fresh.size - taken };
 }

@@ -12,11 +12,13 @@ import { DriverError } from "../../shared/errors.ts";
 import type { FillPayload, FillTaskType } from "../tasks/kinds.ts";
 import { generationSpec } from "../vector-tables/render.ts";
 import { findVectorTableById } from "../vector-tables/repo.ts";
-import { finishFill, markBackfilling, noteError, recordFeedStart, recordFillProgress, recordSourceCount, recordSwap, servesConfig } from "../vector-tables/state.ts";
+import { finishFill, markBackfilling, noteError, recordCounts, recordFeedStart, recordSwap, servesConfig } from "../vector-tables/state.ts";
 import type { VectorTableRow } from "../vector-tables/tables.ts";
 import { vectorAllowance } from "./budget.ts";
 import { hashPass } from "./batch.ts";
 import { startConsumer, stopConsumer } from "./cdc.ts";
+import { completedCounts, fillCounts } from "./counters.ts";
+import { keepOnlyGeneration } from "./empty-rows.ts";
 import { fill, type FillOutcome, type FillProgress } from "./fill.ts";
 import { dropQuietly } from "./generations.ts";
 import { cdcTarget, openJob, PLATFORM_UNAVAILABLE, type SyncJob } from "./job.ts";
@@ -66,7 +68,7 @@ async function backfill(services: Services, ctx: Ctx, table: VectorTableRow, sta
   try {
     await prepareFeed(services, job, fresh);
     const total = await job.source.count(table.sourceTable);
-    await recordSourceCount(services.database.db, table.id, total, progress.rows_processed, services.clock.now().toISOString());
+    await recordCounts(services.database.db, table.id, await fillCounts(services, table, total), services.clock.now().toISOString());
     const collection = table.vectorstoreCollection;
     const live = services.vectors.generations(collection).live;
     const target = { collection, generation: live, reference: live, budget: { remaining: await vectorAllowance(services, table.orgId) } };
@@ -74,17 +76,21 @@ async function backfill(services: Services, ctx: Ctx, table: VectorTableRow, sta
       target,
       progress,
       signal: ctx.signal,
-      checkpoint: (p) =>
-        services.database.db.transaction(async (tx) => {
+      checkpoint: async (p) => {
+        // Counted once the page's vectors are stored, so synced_rows is the store's, never ahead of it.
+        const counts = await fillCounts(services, table, total);
+        await services.database.db.transaction(async (tx) => {
           await ctx.checkpoint(p, tx);
-          await recordFillProgress(tx, table.id, p.rows_processed, services.clock.now().toISOString());
-        }),
+          await recordCounts(tx, table.id, counts, services.clock.now().toISOString());
+        });
+      },
     });
     if (outcome.kind !== "done") return outcome;
     let rows = outcome.progress.rows_processed;
     // Rows stored before this backfill that the source no longer has: one hash pass removes them.
-    if ((await services.vectors.count(collection)) > rows) rows = (await hashPass(job, target, ctx.signal)).rows;
-    const finished = await finishFill(services.database.db, ctx.complete, { table, rows, startedAt: progress.started_at! }, services.clock.now().toISOString());
+    if ((await services.vectors.count(collection)) > rows) rows = (await hashPass(job, target, { signal: ctx.signal })).rows;
+    const counts = await completedCounts(services, table, rows);
+    const finished = await finishFill(services.database.db, ctx.complete, { table, counts, startedAt: progress.started_at! }, services.clock.now().toISOString());
     if (!finished) return { kind: "config_moved" };
     services.logger.info({ vector_table_id: table.id, rows, ...outcome.counts }, "backfill completed");
   } finally {
@@ -101,6 +107,8 @@ async function buildingGeneration(services: Services, ctx: Ctx, table: VectorTab
   if (start.generation !== undefined && start.config_version === table.configVersion && building.includes(start.generation)) return start;
   for (const g of building) await dropQuietly(services, collection, g);
   const generation = await services.vectors.createGeneration(collection, generationSpec(table));
+  // Empty-text rows recorded for generations no longer built (or for an earlier use of this number).
+  await keepOnlyGeneration(services.database.db, table.id, services.vectors.generations(collection).live);
   const progress: FillProgress = { ...FRESH, generation, config_version: table.configVersion, started_at: services.clock.now().toISOString() };
   await ctx.checkpoint(progress);
   return progress;
@@ -121,14 +129,16 @@ async function rebackfill(services: Services, ctx: Ctx, table: VectorTableRow, s
     }
     // Rows changed while building: one hash pass with the change stream held, then the swap.
     await stopConsumer(services, table.id);
-    const { rows } = await hashPass(job, target, ctx.signal);
+    const { rows } = await hashPass(job, target, { signal: ctx.signal });
     await services.vectors.swapGeneration(collection, generation);
-    const finished = await finishFill(services.database.db, ctx.complete, { table, rows, startedAt: progress.started_at! }, services.clock.now().toISOString());
+    await keepOnlyGeneration(services.database.db, table.id, generation);
+    const counts = await completedCounts(services, table, rows);
+    const finished = await finishFill(services.database.db, ctx.complete, { table, counts, startedAt: progress.started_at! }, services.clock.now().toISOString());
     services.logger.info({ vector_table_id: table.id, rows, ...outcome.counts }, "re-backfill swapped in");
     if (!finished) {
       // The live generation is the one just built even though a PUT moved on: queries must embed
       // with its model, and the next build starts from it.
-      await recordSwap(services.database.db, table, services.clock.now().toISOString());
+      await recordSwap(services.database.db, table, counts, services.clock.now().toISOString());
       return { kind: "config_moved" };
     }
   } finally {

@@ -7,13 +7,15 @@ import { keyText, type RowHash } from "../../drivers/sources/types.ts";
 import { tasks } from "../../scheduler/tables.ts";
 import { FILL_TASK_TYPES } from "../tasks/kinds.ts";
 import { findVectorTableById } from "../vector-tables/repo.ts";
-import { markError, noteError, recordPass, servesConfig } from "../vector-tables/state.ts";
+import { markError, noteError, recordCounts, recordPass, servesConfig } from "../vector-tables/state.ts";
 import type { VectorTableRow } from "../vector-tables/tables.ts";
 import { addCounts, changedRows, prepareRows, zeroCounts, type ApplyCounts, type ApplyTarget } from "./apply.ts";
 import { BudgetExceededError, vectorAllowance } from "./budget.ts";
+import { failedPassCounts, newTally, passCounts, type PassTally } from "./counters.ts";
+import { keepSeenEmptyRows } from "./empty-rows.ts";
 import { openJob, type SyncJob } from "./job.ts";
 import { hashPages } from "./pages.ts";
-import { emptyRowsOf, syncState } from "./state.ts";
+import { syncState } from "./state.ts";
 
 /** Passes failing in a row before the table shows `error` (a single blip should not). */
 export const FAILURES_BEFORE_ERROR = 3;
@@ -26,8 +28,13 @@ export type PassResult = { counts: ApplyCounts; rows: number };
  */
 const PASS_FLUSH_ROWS = 512;
 
-/** Every changed source row through `prepareRows`, then every stored row the source no longer has deleted. */
-export async function hashPass(job: SyncJob, target: ApplyTarget, signal?: AbortSignal): Promise<PassResult> {
+/**
+ * Every changed source row through `prepareRows`, then every stored row the source no longer has
+ * deleted. `tally` (when given) counts the changed rows found and applied, so a pass that fails can
+ * say how many it knows are waiting (sync/counters.ts).
+ */
+export async function hashPass(job: SyncJob, target: ApplyTarget, opts: { signal?: AbortSignal; tally?: PassTally } = {}): Promise<PassResult> {
+  const { signal, tally = newTally() } = opts;
   const counts = zeroCounts();
   const seen = new Set<string>();
   let pending: RowHash[] = [];
@@ -35,6 +42,7 @@ export async function hashPass(job: SyncJob, target: ApplyTarget, signal?: Abort
     const prepared = await prepareRows(job, pending, target, { signal });
     pending = [];
     await prepared.commit();
+    tally.applied += prepared.handled;
     addCounts(counts, prepared.counts);
     if (prepared.overBudget > 0) throw new BudgetExceededError(job.services.config.freeVectorBudget);
   };
@@ -43,13 +51,13 @@ export async function hashPass(job: SyncJob, target: ApplyTarget, signal?: Abort
     for (const h of page) seen.add(keyText(h.key));
     const { changed, unchanged } = await changedRows(job, page, target);
     counts.unchanged += unchanged;
+    tally.found += changed.length;
     pending.push(...changed);
     if (pending.length >= PASS_FLUSH_ROWS) await flush();
   }
   if (pending.length > 0) await flush();
   counts.deleted += await deleteVanished(job, target, seen);
-  const empties = emptyRowsOf(job.services, job.table.id);
-  for (const pk of empties.keys()) if (!seen.has(pk)) empties.delete(pk);
+  await keepSeenEmptyRows(job.services.database.db, job.table.id, target.generation, seen);
   return { counts, rows: seen.size };
 }
 
@@ -101,19 +109,20 @@ export async function runBatchPass(services: Services, tableId: string): Promise
 async function passOn(services: Services, table: VectorTableRow): Promise<PassResult> {
   const state = syncState(services);
   const startedAt = services.clock.now().toISOString();
+  const tally = newTally();
   try {
     const job = await openJob(services, table);
     let result: PassResult;
     try {
       const live = services.vectors.generations(table.vectorstoreCollection).live;
       const budget = { remaining: await vectorAllowance(services, table.orgId) };
-      result = await hashPass(job, { collection: table.vectorstoreCollection, generation: live, reference: live, budget });
+      result = await hashPass(job, { collection: table.vectorstoreCollection, generation: live, reference: live, budget }, { tally });
     } finally {
       await job.close();
     }
     state.failures.delete(table.id);
     const finishedAt = services.clock.now().toISOString();
-    await recordPass(services.database.db, table.id, { rows: result.rows, startedAt, finishedAt }, finishedAt);
+    await recordPass(services.database.db, table.id, { counts: await passCounts(services, table, result.rows), startedAt, finishedAt }, finishedAt);
     const { embedded, metadata, deleted } = result.counts;
     if (embedded + metadata + deleted > 0) {
       const what = table.syncMode === "cdc" ? "cdc reconciliation repaired rows the change stream missed" : "batch sync applied changes";
@@ -126,6 +135,9 @@ async function passOn(services: Services, table: VectorTableRow): Promise<PassRe
     const message = err instanceof Error ? err.message : String(err);
     services.logger.warn({ vector_table_id: table.id, err, failures }, "sync pass failed");
     const at = services.clock.now().toISOString();
+    // What is stored, and the changed rows found but not applied (the backlog a failing provider leaves).
+    const counts = await failedPassCounts(services, table, tally).catch(() => null);
+    if (counts) await recordCounts(services.database.db, table.id, counts, at);
     if (err instanceof BudgetExceededError || failures >= FAILURES_BEFORE_ERROR) await markError(services.database.db, table.id, message, at);
     else await noteError(services.database.db, table.id, message, at);
     throw err;

@@ -9,6 +9,7 @@ import { keepPendingChanges, markError, markRecovered, noteError, notePendingCha
 import { isRetryable } from "../../shared/errors.ts";
 import type { VectorTableRow } from "../vector-tables/tables.ts";
 import { BudgetExceededError } from "./budget.ts";
+import { streamCounts, streamPending } from "./counters.ts";
 import { FAILURES_BEFORE_ERROR } from "./batch.ts";
 import { cdcTarget, openJob, type SyncJob } from "./job.ts";
 import { applyBatch, resync } from "./stream-apply.ts";
@@ -148,9 +149,9 @@ class ConsumerLoop {
         }
         pending = batch;
         // sync/status shows the real backlog while it is applied (docs/vector-tables.md#sync-status).
-        await notePendingChanges(this.db, table.id, { rows: batch.keys.length, oldestAt: batch.committedAt.toISOString() }, this.now());
+        await notePendingChanges(this.db, table.id, streamPending(batch), this.now());
         await applyBatch(job, batch);
-        await recordChangesApplied(this.db, table.id, batch.checkpoint, this.now());
+        await recordChangesApplied(this.db, table.id, batch.checkpoint, await streamCounts(this.services, table), this.now());
         await this.stream.ack(batch.checkpoint);
         pending = null;
         this.interruptions = 0;
@@ -203,14 +204,14 @@ class ConsumerLoop {
     }
   }
 
-  /** The hash pass a recreated feed owes; its end says in sync/status what happened. */
+  /** The hash pass a recreated feed owes; then `last_error` tells what happened, in the past tense. */
   private async resync(job: SyncJob, reason: string): Promise<void> {
     const { counts, rows } = await resync(job);
     const at = this.now();
-    const message =
-      `Change feed recreated at ${at}: ${reason}. Resynchronized by hashes: ${rows} rows checked, ` +
-      `${counts.embedded} embedded, ${counts.reused + counts.metadata} updated without embedding, ${counts.deleted} deleted; streaming again.`;
-    await recordFeedResynced(this.db, this.tableId, message, at);
+    const account =
+      `${reason}; at ${at} vecsync recreated the change feed and resynchronized by hashes (${rows} rows checked, ` +
+      `${counts.embedded} embedded, ${counts.reused + counts.metadata} updated without embedding, ${counts.deleted} deleted); streaming again`;
+    await recordFeedResynced(this.db, this.tableId, account, await streamCounts(this.services, job.table), at);
     this.services.logger.info({ vector_table_id: this.tableId, ...counts, rows }, "cdc feed recreated and resynced");
     this.failures = 0;
     this.failingSince = null;
@@ -230,7 +231,7 @@ class ConsumerLoop {
     this.failedAt = where;
     const message = err instanceof Error ? err.message : String(err);
     this.services.logger.warn({ vector_table_id: this.tableId, err, failures: this.failures }, "cdc apply failed");
-    if (pending) await keepPendingChanges(this.db, this.tableId, { rows: pending.keys.length, oldestAt: pending.committedAt.toISOString() }, this.now());
+    if (pending) await keepPendingChanges(this.db, this.tableId, streamPending(pending), this.now());
     if (err instanceof BudgetExceededError) {
       await markError(this.db, this.tableId, message, this.now());
       return "stop";

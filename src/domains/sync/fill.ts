@@ -2,7 +2,7 @@
 // shared loop of backfill (into the live generation) and re-backfill (into a building one).
 // Pipelined: the next page's hashes are read while this page embeds, and a page's write and
 // checkpoint run while the next page embeds. Pages commit strictly in order.
-import type { Key } from "../../drivers/sources/types.ts";
+import type { Key, RowHash } from "../../drivers/sources/types.ts";
 import type { TaskProgress } from "../../scheduler/types.ts";
 import { keyText } from "../../drivers/sources/types.ts";
 import { findVectorTableById } from "../vector-tables/repo.ts";
@@ -27,6 +27,16 @@ export type FillOptions = {
   checkpoint(progress: FillProgress): Promise<void>;
 };
 
+/**
+ * Progress past the rows of a page that are stored: all of them, or, when the budget stopped the
+ * page, the leading ones before the first row not stored (a later run resumes exactly there).
+ */
+function advanced(progress: FillProgress, done: RowHash[]): FillProgress {
+  if (done.length === 0) return progress;
+  const last = done[done.length - 1]!.key;
+  return { ...progress, last_processed_pk: keyText(last), after_key: last, rows_processed: progress.rows_processed + done.length };
+}
+
 export async function fill(job: SyncJob, opts: FillOptions): Promise<FillOutcome> {
   let progress = { ...opts.progress };
   const counts = zeroCounts();
@@ -35,8 +45,7 @@ export async function fill(job: SyncJob, opts: FillOptions): Promise<FillOutcome
     for await (const page of hashPages(job, progress.after_key ?? null)) {
       const prepared = await prepareRows(job, page, opts.target, { signal: opts.signal });
       await writing;
-      const last = page[page.length - 1]!.key;
-      const next: FillProgress = { ...progress, last_processed_pk: keyText(last), after_key: last, rows_processed: progress.rows_processed + page.length };
+      const next = advanced(progress, page.slice(0, prepared.handled));
       progress = next;
       // The store write and the checkpoint are two transactions: a crash between them replays
       // this page, and prepareRows then finds its rows stored and embeds none of them again.

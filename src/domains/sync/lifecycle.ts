@@ -7,6 +7,7 @@ import { vectorTablesBySyncMode, vectorTablesInStatus } from "../vector-tables/r
 import type { VectorTableRow } from "../vector-tables/tables.ts";
 import { passEligible, runBatchPass } from "./batch.ts";
 import { consumerWanted, startConsumer, stopConsumer } from "./cdc.ts";
+import { forgetEmptyRows } from "./empty-rows.ts";
 import { cdcTarget, openTableSource } from "./job.ts";
 import { resumeFrom } from "./resume.ts";
 import { syncState } from "./state.ts";
@@ -53,7 +54,6 @@ export function startSyncFor(services: Services, table: VectorTableRow): void {
 export async function stopSyncFor(services: Services, table: VectorTableRow): Promise<void> {
   const state = syncState(services);
   await stopConsumer(services, table.id);
-  state.emptyRows.delete(table.id);
   state.failures.delete(table.id);
   if (table.syncMode !== "cdc" || table.mode !== "managed") return;
   try {
@@ -81,5 +81,6 @@ export function tableEngine(services: () => Services): TableEngine {
     stop: (table) => stopSyncFor(services(), table),
     resumed: (table) => startSyncFor(services(), table),
     resumePoint: (db, table) => resumeFrom(db, table),
+    forget: (db, table) => forgetEmptyRows(db, table.id),
   };
 }

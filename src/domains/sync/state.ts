@@ -6,17 +6,12 @@ export type Consumer = { stop(): Promise<void>; done: Promise<void> };
 /**
  * What the sync engine keeps in process memory per service instance (tests build several per
  * process, so nothing lives at module level). Nothing here must survive a restart: consumers are
- * restarted from the table rows, and the caches only save work.
+ * restarted from the table rows. (Rows with empty text must: they are in the database, empty-rows.ts.)
  */
 export type SyncState = {
   consumers: Map<string, Consumer>;
   /** Batch passes failed in a row per table; the third one turns the table to `error`. */
   failures: Map<string, number>;
-  /**
-   * Rows whose text renders empty (not in the collection, docs/vector-tables.md#text-and-metadata), per table: pk → stored text
-   * hash. A hash pass skips them while the hash holds, instead of fetching them every time.
-   */
-  emptyRows: Map<string, Map<string, string>>;
   /** Tables with a batch pass running now (a tick and a direct call must not overlap). */
   passes: Set<string>;
   stopped: boolean;
@@ -27,15 +22,8 @@ const states = new WeakMap<Services, SyncState>();
 export function syncState(services: Services): SyncState {
   let state = states.get(services);
   if (!state) {
-    state = { consumers: new Map(), failures: new Map(), emptyRows: new Map(), passes: new Set(), stopped: false };
+    state = { consumers: new Map(), failures: new Map(), passes: new Set(), stopped: false };
     states.set(services, state);
   }
   return state;
-}
-
-export function emptyRowsOf(services: Services, tableId: string): Map<string, string> {
-  const all = syncState(services).emptyRows;
-  let rows = all.get(tableId);
-  if (!rows) all.set(tableId, (rows = new Map()));
-  return rows;
 }

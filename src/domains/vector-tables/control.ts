@@ -46,9 +46,12 @@ export async function startBackfill(services: Services, actor: KeyActor, id: str
 
 const secondsSince = (now: Date, iso: string | null): number => (iso === null ? 0 : Math.max(0, Math.floor((now.getTime() - Date.parse(iso)) / 1000)));
 
-/** The sync status object with its fields' meanings (docs/vector-tables.md#sync-status), read from what the engine keeps on the row. */
+/**
+ * The sync status object with its fields' meanings (docs/vector-tables.md#sync-status), read from what the engine keeps on the row.
+ * `rows_pending` is the engine's number as it is (during a backfill it writes total − synced): the
+ * counters are computed in one place, sync/counters.ts.
+ */
 export function syncStatusOf(row: VectorTableRow, now: Date): SyncStatusObject {
-  const rowsPending = row.syncStatus === "backfilling" ? Math.max(0, row.totalRows - row.syncedRows) : row.rowsPending;
   // cdc: age of the oldest change not yet applied (0 when caught up); batch: since the start of
   // the last completed pass (0 before the first).
   const staleness = row.syncMode === "cdc" ? secondsSince(now, row.oldestPendingChangeAt) : secondsSince(now, row.lastSyncStartedAt);
@@ -56,12 +59,10 @@ export function syncStatusOf(row: VectorTableRow, now: Date): SyncStatusObject {
     vector_table_id: row.id,
     sync_status: row.syncStatus,
     last_sync_at: row.lastSyncAt,
-    rows_pending: rowsPending,
+    rows_pending: row.rowsPending,
     staleness_secs: staleness,
     last_error: row.lastError,
     last_error_at: row.lastErrorAt,
-    message: row.syncMessage,
-    message_at: row.syncMessageAt,
   };
 }
 

@@ -2,6 +2,7 @@
 // imports vector-tables (rows, rendering, repo, state), never the reverse, so the few calls the
 // API makes into the engine go through this interface: `services.engine`, built in src/wiring.ts
 // from sync's functions (sync/lifecycle.ts tableEngine). Types only.
+import type { Executor } from "../../db/executor.ts";
 import type { DbOrTx, TaskProgress } from "../../scheduler/types.ts";
 import type { VectorTableRow } from "./tables.ts";
 
@@ -19,4 +20,6 @@ export type TableEngine = {
    * transaction that queues the task.
    */
   resumePoint(db: DbOrTx, table: VectorTableRow): Promise<TaskProgress | undefined>;
+  /** The engine's own records of the table (rows known to render empty), in the transaction that deletes it. */
+  forget(db: Executor, table: VectorTableRow): Promise<void>;
 };

@@ -104,8 +104,6 @@ export const SyncStatusObject = type({
   staleness_secs: "number.integer",
   last_error: "string | null",
   last_error_at: "string | null",
-  message: "string | null",
-  message_at: "string | null",
 });
 export type SyncStatusObject = typeof SyncStatusObject.infer;
 

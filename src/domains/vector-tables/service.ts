@@ -119,8 +119,6 @@ export async function createVectorTable(services: Services, actor: KeyActor, inp
     lastError: null,
     lastErrorAt: null,
     feedResyncReason: null,
-    syncMessage: null,
-    syncMessageAt: null,
     createdAt: now,
     updatedAt: now,
   };
@@ -174,6 +172,7 @@ export async function deleteVectorTable(services: Services, actor: KeyActor, id:
   const now = services.clock.now().toISOString();
   await services.database.db.transaction(async (tx) => {
     await failActiveTasksOf(tx, actor.orgId, row.id, "vector table deleted", now);
+    await services.engine.forget(tx, row);
     await deleteVectorTableRow(tx, actor.orgId, row.id);
   });
   await dropCollectionOf(services, row);

@@ -28,12 +28,16 @@
 // and status-free bookkeeping: row counts, the change feed's position, the pending backlog, and
 // recordSwap (a swapped-in generation whose PUT moved on before finishFill).
 //
+// The row counts (`total_rows`, `synced_rows`, `rows_pending`) are never worked out here: every
+// transition that writes them takes `RowCounts` computed by the engine in one place,
+// sync/counters.ts, from what is stored (docs/vector-tables.md#sync-status).
+//
 // `config_version` (bumped by the PUT) and `served_config_version` (what the live generation was
 // built for: finishFill, recordSwap) tell whether a re-backfill is owed (servesConfig). Every
 // engine write names in its WHERE clause what it read (the id, and the statuses or the
 // `config_version` it expects) or keeps `paused` in its SET, so a pause, a PUT or a DELETE that
 // lands between the engine's read and its write is never overwritten. Times are ISO 8601 strings.
-import { and, eq, inArray, isNull, sql } from "drizzle-orm";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
 import type { Executor } from "../../db/executor.ts";
 import type { DbOrTx } from "../../scheduler/types.ts";
@@ -98,11 +102,14 @@ export async function markBackfilling(db: Executor, id: string, at: string): Pro
   await db.update(vectorTables).set({ syncStatus: unlessPaused("backfilling"), updatedAt: at }).where(eq(vectorTables.id, id));
 }
 
+/** The numbers a table shows about its rows, as sync/counters.ts computes them. */
+export type RowCounts = { totalRows: number; syncedRows: number; rowsPending: number };
+
 /** Thrown inside the finishing transaction to roll it back: a PUT moved the configuration. */
 class ConfigMoved extends Error {}
 
-/** What a finished fill built: the table's configuration as it read it, and the rows it counted. */
-export type FillDone = { table: Pick<VectorTableRow, "id" | "configVersion" | "embeddingModel" | "embeddingDimensions">; rows: number; startedAt: string };
+/** What a finished fill built: the table's configuration as it read it, and the row counts after it. */
+export type FillDone = { table: Pick<VectorTableRow, "id" | "configVersion" | "embeddingModel" | "embeddingDimensions">; counts: RowCounts; startedAt: string };
 
 /**
  * Ends a fill: the task `completed` and the table `synced` (unless paused) with its numbers, in
@@ -113,7 +120,7 @@ export type FillDone = { table: Pick<VectorTableRow, "id" | "configVersion" | "e
  * guard and the PUT's transaction (update.ts) are what close the PUT → rebackfill hand-off.
  */
 export async function finishFill(db: Db, complete: (tx: DbOrTx) => Promise<void>, done: FillDone, at: string): Promise<boolean> {
-  const { table, rows, startedAt } = done;
+  const { table, counts, startedAt } = done;
   try {
     await db.transaction(async (tx) => {
       await complete(tx);
@@ -123,9 +130,7 @@ export async function finishFill(db: Db, complete: (tx: DbOrTx) => Promise<void>
           servingModel: table.embeddingModel,
           servingDimensions: table.embeddingDimensions,
           servedConfigVersion: table.configVersion,
-          totalRows: rows,
-          syncedRows: rows,
-          rowsPending: 0,
+          ...counts,
           lastSyncStartedAt: startedAt,
           lastSyncAt: at,
           lastError: null,
@@ -147,10 +152,10 @@ export async function finishFill(db: Db, complete: (tx: DbOrTx) => Promise<void>
 /**
  * A re-backfill swapped its generation in but a PUT moved on before finishFill: the live
  * generation is still the one built, so queries embed with its model and the next build starts
- * from it. The status stays (the PUT set it; the task goes on building).
+ * from it, and the counts are its own. The status stays (the PUT set it; the task goes on building).
  */
-export async function recordSwap(db: Executor, table: FillDone["table"], at: string): Promise<void> {
-  const changes = { servingModel: table.embeddingModel, servingDimensions: table.embeddingDimensions, servedConfigVersion: table.configVersion, updatedAt: at };
+export async function recordSwap(db: Executor, table: FillDone["table"], counts: RowCounts, at: string): Promise<void> {
+  const changes = { servingModel: table.embeddingModel, servingDimensions: table.embeddingDimensions, servedConfigVersion: table.configVersion, ...counts, updatedAt: at };
   await db.update(vectorTables).set(changes).where(eq(vectorTables.id, table.id));
 }
 
@@ -164,32 +169,33 @@ export async function noteError(db: Executor, id: string, message: string, at: s
   await db.update(vectorTables).set({ lastError: message, lastErrorAt: at, updatedAt: at }).where(eq(vectorTables.id, id));
 }
 
-/** A batch (or reconciling) pass went through: `synced`, only from `synced` or `error`. */
-export async function recordPass(db: Executor, id: string, pass: { rows: number; startedAt: string; finishedAt: string }, at: string): Promise<void> {
+/**
+ * A batch (or reconciling) pass went through: `synced`, only from `synced` or `error`. A
+ * reconciling pass leaves `rows_pending` out: a cdc table's backlog is the stream's.
+ */
+export async function recordPass(db: Executor, id: string, pass: { counts: Partial<RowCounts>; startedAt: string; finishedAt: string }, at: string): Promise<void> {
   await db
     .update(vectorTables)
-    .set({ syncStatus: "synced", lastError: null, lastErrorAt: null, totalRows: pass.rows, syncedRows: pass.rows, rowsPending: 0, lastSyncStartedAt: pass.startedAt, lastSyncAt: pass.finishedAt, updatedAt: at })
+    .set({ syncStatus: "synced", lastError: null, lastErrorAt: null, ...pass.counts, lastSyncStartedAt: pass.startedAt, lastSyncAt: pass.finishedAt, updatedAt: at })
     .where(and(eq(vectorTables.id, id), inArray(vectorTables.syncStatus, ["synced", "error"])));
 }
 
-/** A consumer applied changes again after failing: `synced`, only from `error`. */
+/** A consumer works again after failing (applied a batch, or reopened a broken stream): `error` → `synced`, the failure cleared. */
 export async function markRecovered(db: Executor, id: string, at: string): Promise<void> {
   await db
     .update(vectorTables)
     .set({ syncStatus: "synced", lastError: null, lastErrorAt: null, updatedAt: at })
-    .where(and(eq(vectorTables.id, id), eq(vectorTables.syncStatus, "error")));
+    .where(and(eq(vectorTables.id, id), inArray(vectorTables.syncStatus, ["synced", "error"])));
 }
 
 // ---- The engine's bookkeeping: numbers and positions, never the status ----
 
-/** A backfill counted the source (`synced_rows` is where it resumes from). */
-export async function recordSourceCount(db: Executor, id: string, totalRows: number, syncedRows: number, at: string): Promise<void> {
-  await db.update(vectorTables).set({ totalRows, syncedRows, updatedAt: at }).where(eq(vectorTables.id, id));
-}
-
-/** A backfill's page is stored; in the transaction of the task's checkpoint. */
-export async function recordFillProgress(db: Executor, id: string, syncedRows: number, at: string): Promise<void> {
-  await db.update(vectorTables).set({ syncedRows, updatedAt: at }).where(eq(vectorTables.id, id));
+/**
+ * The numbers alone (those given): a backfill counted the source or stored a page (in the
+ * transaction of the task's checkpoint), or a pass failed with rows it found still unapplied.
+ */
+export async function recordCounts(db: Executor, id: string, counts: Partial<RowCounts>, at: string): Promise<void> {
+  await db.update(vectorTables).set({ ...counts, updatedAt: at }).where(eq(vectorTables.id, id));
 }
 
 /** The change feed a cdc table's consumer will read from, created before the fill's first read. */
@@ -216,18 +222,20 @@ export async function recordFeedRecreated(db: Executor, id: string, feed: { chec
     .where(eq(vectorTables.id, id));
 }
 
-/** The owed hash pass after a recreated feed went through: `error` → `synced`, and the message says what happened. */
-export async function recordFeedResynced(db: Executor, id: string, message: string, at: string): Promise<void> {
+/**
+ * The owed hash pass after a recreated feed went through: `error` → `synced`. `last_error` keeps
+ * saying what happened, in the past tense (sync/status has no other field for words), until the
+ * next failure or completed pass replaces it.
+ */
+export async function recordFeedResynced(db: Executor, id: string, account: string, counts: RowCounts, at: string): Promise<void> {
   await db
     .update(vectorTables)
     .set({
       feedResyncReason: null,
-      lastError: null,
-      lastErrorAt: null,
-      syncMessage: message,
-      syncMessageAt: at,
+      lastError: account,
+      lastErrorAt: at,
       oldestPendingChangeAt: null,
-      rowsPending: 0,
+      ...counts,
       syncStatus: sql`CASE WHEN ${vectorTables.syncStatus} = 'error' THEN 'synced' ELSE ${vectorTables.syncStatus} END`,
       updatedAt: at,
     })
@@ -250,15 +258,15 @@ export async function notePendingChanges(db: Executor, id: string, pending: Pend
   await db.update(vectorTables).set({ rowsPending: pending.rows, oldestPendingChangeAt: pending.oldestAt, updatedAt: at }).where(eq(vectorTables.id, id));
 }
 
-/** Changes whose apply failed stay pending; an older pending change already recorded is kept. */
+/** Changes whose apply failed stay pending (every one of them); an older pending change already recorded is kept. */
 export async function keepPendingChanges(db: Executor, id: string, pending: PendingChanges, at: string): Promise<void> {
   await db
     .update(vectorTables)
-    .set({ rowsPending: pending.rows, oldestPendingChangeAt: pending.oldestAt, updatedAt: at })
-    .where(and(eq(vectorTables.id, id), isNull(vectorTables.oldestPendingChangeAt)));
+    .set({ rowsPending: pending.rows, oldestPendingChangeAt: sql`COALESCE(${vectorTables.oldestPendingChangeAt}, ${pending.oldestAt})`, updatedAt: at })
+    .where(eq(vectorTables.id, id));
 }
 
 /** Changes applied up to `checkpoint`, committed before the source is acknowledged. */
-export async function recordChangesApplied(db: Executor, id: string, checkpoint: string, at: string): Promise<void> {
-  await db.update(vectorTables).set({ cdcCheckpoint: checkpoint, oldestPendingChangeAt: null, rowsPending: 0, lastSyncAt: at, updatedAt: at }).where(eq(vectorTables.id, id));
+export async function recordChangesApplied(db: Executor, id: string, checkpoint: string, counts: RowCounts, at: string): Promise<void> {
+  await db.update(vectorTables).set({ cdcCheckpoint: checkpoint, oldestPendingChangeAt: null, ...counts, lastSyncAt: at, updatedAt: at }).where(eq(vectorTables.id, id));
 }

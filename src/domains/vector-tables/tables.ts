@@ -53,7 +53,7 @@ export const vectorTables = sqliteTable("vector_tables", {
   servingDimensions: integer("serving_dimensions"),
   totalRows: integer("total_rows").notNull().default(0),
   syncedRows: integer("synced_rows").notNull().default(0),
-  /** Changes known and not yet applied (docs/vector-tables.md#sync-status rows_pending outside a backfill). */
+  /** The known backlog: rows known to differ from the source and not yet applied (docs/vector-tables.md#counters). */
   rowsPending: integer("rows_pending").notNull().default(0),
   /** Start of the last completed sync pass (batch staleness) and its end (`last_sync_at`). */
   lastSyncStartedAt: text("last_sync_started_at"),
@@ -67,9 +67,6 @@ export const vectorTables = sqliteTable("vector_tables", {
    * the write that records the new feed, cleared by the pass. A restart mid-pass runs it again.
    */
   feedResyncReason: text("feed_resync_reason"),
-  /** The last thing a person should know about the table's sync (a healed feed…), for sync/status `message`. */
-  syncMessage: text("sync_message"),
-  syncMessageAt: text("sync_message_at"),
   lastError: text("last_error"),
   lastErrorAt: text("last_error_at"),
   createdAt: text("created_at").notNull(),

@@ -122,8 +122,6 @@ export async function newVectorTable(w: World, over: Partial<VectorTableRow> = {
     lastError: null,
     lastErrorAt: null,
     feedResyncReason: null,
-    syncMessage: null,
-    syncMessageAt: null,
     createdAt: now,
     updatedAt: now,
     ...over,

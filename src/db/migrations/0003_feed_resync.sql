@@ -1,0 +1,1 @@
+ALTER TABLE `vector_tables` ADD `feed_resync_reason` text;

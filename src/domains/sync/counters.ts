@@ -1,0 +1,66 @@
+// A vector table's row counts (`total_rows`, `synced_rows`, `rows_pending`; docs/vector-tables.md#counters),
+// computed here and nowhere else, from what is true when they are written rather than from what
+// a step meant to do (issue 14):
+//  - synced_rows: the live generation's stored vectors plus its rows known to render empty
+//    (empty-rows.ts). During a re-backfill, the live generation's, not the one being built.
+//  - total_rows: the source rows the last fill or pass read; for cdc, after every applied change
+//    batch, the stored rows, since the stream has then brought the collection to the source as of
+//    the applied position (so a TRUNCATE and re-insert shows at once, not at the next pass).
+//  - rows_pending: the known backlog. A fill: total_rows − synced_rows. A batch pass that failed:
+//    the changed rows it found and could not apply. cdc: the keys the stream delivered that are
+//    not applied yet. 0 once applied.
+// Every write of these numbers (vector-tables/state.ts transitions) takes them from here.
+import type { ChangeBatch } from "../../drivers/sources/types.ts";
+import type { Services } from "../../services.ts";
+import type { PendingChanges, RowCounts } from "../vector-tables/state.ts";
+import type { VectorTableRow } from "../vector-tables/tables.ts";
+import { countEmptyRows } from "./empty-rows.ts";
+
+type Table = Pick<VectorTableRow, "id" | "vectorstoreCollection">;
+
+/** What a pass found: changed rows seen so far and how many of them are applied (stored). */
+export type PassTally = { found: number; applied: number };
+
+export const newTally = (): PassTally => ({ found: 0, applied: 0 });
+
+/** `synced_rows`: the live generation's vectors plus its rows known to render empty. */
+export async function storedRows(services: Services, table: Table): Promise<number> {
+  const collection = table.vectorstoreCollection;
+  const live = services.vectors.generations(collection).live;
+  return (await services.vectors.count(collection)) + (await countEmptyRows(services.database.db, table.id, live));
+}
+
+/** While a backfill runs (at its start and at every checkpoint): the source's count, and the rest is pending. */
+export async function fillCounts(services: Services, table: Table, sourceRows: number): Promise<RowCounts> {
+  const synced = await storedRows(services, table);
+  return { totalRows: sourceRows, syncedRows: synced, rowsPending: Math.max(0, sourceRows - synced) };
+}
+
+/** A fill completed over `sourceRows` rows: nothing it found is left. */
+export async function completedCounts(services: Services, table: Table, sourceRows: number): Promise<RowCounts> {
+  return { totalRows: sourceRows, syncedRows: await storedRows(services, table), rowsPending: 0 };
+}
+
+/** A pass completed over `sourceRows` rows; a cdc table's backlog is the stream's, so a reconciling pass leaves rows_pending. */
+export async function passCounts(services: Services, table: Table & Pick<VectorTableRow, "syncMode">, sourceRows: number): Promise<Partial<RowCounts>> {
+  const counts = await completedCounts(services, table, sourceRows);
+  return table.syncMode === "batch" ? counts : { totalRows: counts.totalRows, syncedRows: counts.syncedRows };
+}
+
+/**
+ * A pass failed: what it stored counts, and for a batch table the changed rows it found and did
+ * not apply are the backlog (a cdc table's backlog stays the stream's).
+ */
+export async function failedPassCounts(services: Services, table: Table & Pick<VectorTableRow, "syncMode">, tally: PassTally): Promise<Partial<RowCounts>> {
+  const syncedRows = await storedRows(services, table);
+  return table.syncMode === "batch" ? { syncedRows, rowsPending: Math.max(0, tally.found - tally.applied) } : { syncedRows };
+}
+
+/** cdc: the keys a delivered batch changed, pending until applied. */
+export const streamPending = (batch: ChangeBatch): PendingChanges => ({ rows: batch.keys.length, oldestAt: batch.committedAt.toISOString() });
+
+/** cdc: a batch is applied (or a hash pass resynced the table): the collection is the source as of the applied position. */
+export async function streamCounts(services: Services, table: Table): Promise<RowCounts> {
+  const stored = await storedRows(services, table);
+  return { totalRows: stored, syncedRows: stored, rowsPending: 0 };
+}
