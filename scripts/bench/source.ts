@@ -6,7 +6,7 @@
 // drops its own database. Every phase stops at a deadline, so the whole run stays bounded.
 import postgres from "postgres";
 import { createPostgresSource } from "../../src/drivers/sources/postgres.ts";
-import type { Key, SourceConnector } from "../../src/drivers/sources/types.ts";
+import { positionOnly, type Key, type SourceConnector } from "../../src/drivers/sources/types.ts";
 
 const ADMIN_URL = process.env.VECSYNC_BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const rowsArg = process.argv.indexOf("--rows");
@@ -59,6 +59,10 @@ async function cdcPhase(source: SourceConnector, sql: postgres.Sql, opts: { txnR
   let written = 0;
   const consumer = (async () => {
     for await (const batch of stream) {
+      if (positionOnly(batch)) {
+        await stream.ack(batch.checkpoint);
+        continue;
+      }
       latencies.push(Date.now() - batch.committedAt.getTime());
       events += batch.keys.length;
       await stream.ack(batch.checkpoint);

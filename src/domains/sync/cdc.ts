@@ -3,7 +3,7 @@
 // written; only then is the position stored on the table and acknowledged to the source, so a
 // crash replays at most the batch in flight. A lost feed falls back to a full hash pass.
 import type { Services } from "../../services.ts";
-import { CdcFeedLostError, keyText, type ChangeBatch, type ChangeStream } from "../../drivers/sources/types.ts";
+import { CdcFeedLostError, keyText, positionOnly, type ChangeBatch, type ChangeStream } from "../../drivers/sources/types.ts";
 import { findVectorTableById } from "../vector-tables/repo.ts";
 import { keepPendingChanges, markError, markRecovered, noteError, notePendingChanges, recordChangesApplied, recordFeedPosition, recordFeedRecreated, recordFeedResynced, servesConfig } from "../vector-tables/state.ts";
 import { isRetryable } from "../../shared/errors.ts";
@@ -141,7 +141,7 @@ class ConsumerLoop {
         if (this.stopping) return "stop";
         const current = await findVectorTableById(this.db, this.tableId);
         if (!current || !consumerWanted(current) || current.configVersion !== table.configVersion) return "again";
-        if (batch.keys.length === 0 && !batch.allRowsChanged) {
+        if (positionOnly(batch)) {
           // Only the position moved (WAL of other tables): stored, then confirmed.
           await recordFeedPosition(this.db, table.id, batch.checkpoint);
           await this.stream.ack(batch.checkpoint);

@@ -86,6 +86,9 @@ export interface ChangeBatch {
   committedAt: Date;
 }
 
+/** A batch that only moves the position (no keys, not every row): store it and acknowledge it. */
+export const positionOnly = (batch: ChangeBatch): boolean => batch.keys.length === 0 && !batch.allRowsChanged;
+
 export interface ChangeStream extends AsyncIterable<ChangeBatch> {
   /** Confirms everything up to and including `checkpoint`; the source may then forget it. */
   ack(checkpoint: string): Promise<void>;
