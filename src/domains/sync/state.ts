@@ -19,6 +19,8 @@ export type SyncState = {
   emptyRows: Map<string, Map<string, string>>;
   /** Tables with a batch pass running now (a tick and a direct call must not overlap). */
   passes: Set<string>;
+  /** Per table, the tail of the queue of writers waiting for its write lock (`withWriteLock`). */
+  writeLocks: Map<string, Promise<void>>;
   stopped: boolean;
 };
 
@@ -27,7 +29,7 @@ const states = new WeakMap<Services, SyncState>();
 export function syncState(services: Services): SyncState {
   let state = states.get(services);
   if (!state) {
-    state = { consumers: new Map(), failures: new Map(), emptyRows: new Map(), passes: new Set(), stopped: false };
+    state = { consumers: new Map(), failures: new Map(), emptyRows: new Map(), passes: new Set(), writeLocks: new Map(), stopped: false };
     states.set(services, state);
   }
   return state;
@@ -38,4 +40,26 @@ export function emptyRowsOf(services: Services, tableId: string): Map<string, st
   let rows = all.get(tableId);
   if (!rows) all.set(tableId, (rows = new Map()));
   return rows;
+}
+
+/**
+ * Runs `fn` holding the table's write lock, in arrival order. The change stream's applies and a
+ * pass's flushes each read the source and write the store under it, so whichever writes a row
+ * last also read it last: a pass never overwrites a row the stream stored meanwhile with an older
+ * read, nor deletes one the stream inserted since the pass read past its key.
+ */
+export async function withWriteLock<T>(services: Services, tableId: string, fn: () => Promise<T>): Promise<T> {
+  const locks = syncState(services).writeLocks;
+  const before = locks.get(tableId) ?? Promise.resolve();
+  let release!: () => void;
+  const mine = new Promise<void>((resolve) => (release = resolve));
+  const tail = before.then(() => mine);
+  locks.set(tableId, tail);
+  await before;
+  try {
+    return await fn();
+  } finally {
+    release();
+    if (locks.get(tableId) === tail) locks.delete(tableId);
+  }
 }
