@@ -21,6 +21,11 @@ export type SyncState = {
   passes: Set<string>;
   /** Per table, the tail of the queue of writers waiting for its write lock (`withWriteLock`). */
   writeLocks: Map<string, Promise<void>>;
+  /**
+   * When the tick last started a reconciling pass of each cdc table (ms), failed ones included:
+   * a failing pass is retried one reconcile interval later, not every sync interval.
+   */
+  reconcileAttempts: Map<string, number>;
   stopped: boolean;
 };
 
@@ -29,7 +34,7 @@ const states = new WeakMap<Services, SyncState>();
 export function syncState(services: Services): SyncState {
   let state = states.get(services);
   if (!state) {
-    state = { consumers: new Map(), failures: new Map(), emptyRows: new Map(), passes: new Set(), writeLocks: new Map(), stopped: false };
+    state = { consumers: new Map(), failures: new Map(), emptyRows: new Map(), passes: new Set(), writeLocks: new Map(), reconcileAttempts: new Map(), stopped: false };
     states.set(services, state);
   }
   return state;
