@@ -23,6 +23,8 @@ export type Config = {
   embUrls: { emb_a: string | null; emb_b: string | null; emb_c: string | null };
   warehouseUrl: string | null;
   syncIntervalSec: number;
+  /** Seconds between reconciling hash passes of a cdc table (VECSYNC_RECONCILE_INTERVAL). */
+  reconcileIntervalSec: number;
   cdcPollMs: number;
   freeVectorBudget: number;
   /** Task handlers run at once in this process (VECSYNC_WORKERS). */
@@ -105,6 +107,7 @@ export function loadConfig(flags: Record<string, string>, env: Env): Omit<Config
     },
     warehouseUrl: optional<string>(env, "VECSYNC_WAREHOUSE_URL", Url, "a URL"),
     syncIntervalSec: optional<number>(env, "VECSYNC_SYNC_INTERVAL", PositiveInt, "a positive number of seconds") ?? 60,
+    reconcileIntervalSec: optional<number>(env, "VECSYNC_RECONCILE_INTERVAL", PositiveInt, "a positive number of seconds") ?? 3600,
     cdcPollMs: optional<number>(env, "VECSYNC_CDC_POLL_MS", PositiveInt, "a positive number of milliseconds") ?? 1000,
     freeVectorBudget: optional<number>(env, "VECSYNC_FREE_VECTOR_BUDGET", PositiveInt, "a positive integer") ?? 1_000_000,
     workers: optional<number>(env, "VECSYNC_WORKERS", PositiveInt, "a positive integer") ?? 2,

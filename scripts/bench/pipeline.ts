@@ -1,4 +1,4 @@
-// `bun run bench pipeline [--rows N]`: the whole job end to end on the real service process, over
+// `bun run bench pipeline [--rows N] [--reconcile-rows N]`: the whole job end to end on the real service process, over
 // its REST API, against a throwaway Postgres database of N rows (default 1,000,000) and the fake
 // emb_a provider (test/fakes/embeddings/server.ts) with no latency and no rate limit, asked for
 // text-embedding-3-small reduced to 256 dimensions. The fake rather than `local`: the fake is what
@@ -9,8 +9,11 @@
 //   2. incremental batch sync: 1 % of rows' text updated while the table is paused, then resume
 //      and time the one pass that follows; the fake must have received exactly the changed rows;
 //   3. cdc: a second table (N/10 rows, at most 100,000) with sync_mode cdc under 500 changes/s for
-//      20 s: commit-to-queryable latency p50/p99 (defined in lib/pipeline-cdc.ts).
-// Bounded: every wait has a deadline and the run stops at ~20 minutes. The database, the service
+//      20 s: commit-to-queryable latency p50/p99 (defined in lib/pipeline-cdc.ts);
+//   4. reconciliation: source rows read per hour by the reconciling passes of an idle cdc table of
+//      --reconcile-rows rows (default 100,000, extrapolated per row to 1M; 0 skips), on a service of
+//      its own with a 30 s reconcile interval, extrapolated to the 1 h default (lib/pipeline-reconcile.ts).
+// Bounded: every wait has a deadline and the run stops at ~20 minutes (phase 4 gets at least 8 more). The database, the service
 // and its data dir are removed at the end, also on failure or Ctrl-C.
 // Uses VECSYNC_BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/postgres).
 import postgres from "postgres";
@@ -21,11 +24,15 @@ import { join } from "node:path";
 import { startFakeEmbeddings, type FakeEmbeddings } from "../../test/fakes/embeddings/server.ts";
 import { progress, table } from "./lib/measure.ts";
 import { runCdcLoad, type CdcResult } from "./lib/pipeline-cdc.ts";
+import { reconcileNote, reconcileRows, runReconcilePhase } from "./lib/pipeline-reconcile.ts";
 import { Api, mb, procStatusKb, RssSampler, signUp, startService, waitIdle, type Service } from "./lib/pipeline-service.ts";
 
 const ADMIN_URL = process.env.VECSYNC_BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const rowsArg = process.argv.indexOf("--rows");
 const ROWS = rowsArg > 0 ? Number(process.argv[rowsArg + 1]) : 1_000_000;
+const reconcileArg = process.argv.indexOf("--reconcile-rows");
+/** 100,000 rows by default, extrapolated to 1M: a second 1M-row backfill through the fake takes 10+ minutes on 2 cores. */
+const RECONCILE = { rows: reconcileArg > 0 ? Number(process.argv[reconcileArg + 1]) : 100_000, intervalSec: 30, passes: 2, budgetMs: 8 * 60_000 };
 const CDC_LOAD = { changesPerSec: 500, rowsPerTxn: 10, durationMs: 20_000, drainMs: 30_000 };
 /** N/10 rows, at most 100,000, and never fewer than the load rewrites (each change a distinct row). */
 const CDC_ROWS = Math.min(100_000, Math.max(Math.ceil((CDC_LOAD.changesPerSec * CDC_LOAD.durationMs * 1.2) / 1000), Math.ceil(ROWS / 10)));
@@ -254,6 +261,18 @@ try {
       if (r.seen < r.txns) notes.push(`${r.txns - r.seen} cdc transactions were not queryable within ${CDC_LOAD.drainMs / 1000} s after the load ended`);
     } else notes.push(`cdc phase skipped: the cdc table ended ${cdcFilled.view.sync_status}`);
   } else notes.push("cdc phase skipped: out of time");
+
+  // 4. Reconciliation of an idle cdc table.
+  if (RECONCILE.rows > 0) {
+    const body = (connectionId: string, providerId: string) => ({ ...tableBody("", "", COLUMNS, "cdc"), connection_id: connectionId, embedding_provider_id: providerId });
+    const r = await runReconcilePhase({ sql, sourceUrl, fake, ...RECONCILE, deadline: Date.now() + Math.max(remaining() - 30_000, RECONCILE.budgetMs), tableBody: body });
+    if ("skipped" in r) notes.push(`reconcile phase: ${r.skipped}`);
+    else {
+      rowsOut.push(...reconcileRows(r, RECONCILE.intervalSec));
+      const note = reconcileNote(r);
+      if (note) notes.push(note);
+    }
+  }
 
   console.log(`\npipeline bench: ${num(ROWS)} rows (cdc table ${num(CDC_ROWS)}), fake emb_a ${MODEL}@${DIMS} with no latency, VECSYNC_SYNC_INTERVAL=${SYNC_INTERVAL_SEC}, run ${((Date.now() - startedAt) / 1000).toFixed(0)} s`);
   console.log(table(["phase", "figure", "baseline (same run)", "ratio"], rowsOut));

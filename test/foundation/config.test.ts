@@ -10,6 +10,7 @@ describe("happy", () => {
     expect(c.databaseUrl).toBe(`file:${c.dataDir}/vecsync.db`);
     expect(c.mailOutbox).toBe(`${c.dataDir}/outbox.jsonl`);
     expect(c.syncIntervalSec).toBe(60);
+    expect(c.reconcileIntervalSec).toBe(3600);
     expect(c.cdcPollMs).toBe(1000);
     expect(c.freeVectorBudget).toBe(1_000_000);
   });
@@ -45,6 +46,7 @@ describe("errors", () => {
     [{ VECSYNC_PORT: "8080.5" }, "VECSYNC_PORT"],
     [{ VECSYNC_DATABASE_URL: "not a url" }, "VECSYNC_DATABASE_URL"],
     [{ VECSYNC_CDC_POLL_MS: "0" }, "VECSYNC_CDC_POLL_MS"],
+    [{ VECSYNC_RECONCILE_INTERVAL: "1h" }, "VECSYNC_RECONCILE_INTERVAL"],
     [{ VECSYNC_LOG_LEVEL: "loud" }, "VECSYNC_LOG_LEVEL"],
     [{ VECSYNC_FREE_VECTOR_BUDGET: "lots" }, "VECSYNC_FREE_VECTOR_BUDGET"],
   ])("%p names the variable", (env, name) => {

@@ -1,7 +1,8 @@
 // Regression: a row's SECOND text change through CDC was lost (found by test/e2e). A change-stream
 // row carries no source hash, so it is stored with the UNHASHED text hash; its next change came
 // in UNHASHED too, "equal" to the stored one, and was applied as a metadata-only update: the new
-// text never embedded (until a hash pass). Now UNHASHED rows are compared by rendered text.
+// text never embedded (until a hash pass). Then UNHASHED rows were compared by rendered text; now
+// the stream stores every row with its real source hashes (UNHASHED is gone), which also holds.
 // Also checked: a metadata-only change of such a row still embeds nothing.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { stopSyncFor } from "../../src/domains/sync/lifecycle.ts";

@@ -45,12 +45,6 @@ export function addCounts(into: ApplyCounts, more: ApplyCounts): ApplyCounts {
   return into;
 }
 
-/**
- * The hash given for rows known only by key (a change stream): never equal to a source hash, so
- * the next hash pass re-reads such rows and stores their real hashes (without embedding them).
- */
-export const UNHASHED = "unhashed";
-
 const tagOf = (textHash: string) => textHash.slice(textHash.indexOf(".") + 1);
 
 const byPk = (rows: RowHashes[]) => new Map(rows.map((r) => [r.pk, r]));
@@ -64,14 +58,14 @@ async function storedHashes(job: SyncJob, target: ApplyTarget, pks: string[]) {
 }
 
 /** The source hashes that differ from what the target stores (or records as empty text). */
-function splitChanged(job: SyncJob, hashes: RowHash[], current: Map<string, RowHashes>, empties: Map<string, string>, force = false): { changed: RowHash[]; unchanged: number } {
+function splitChanged(job: SyncJob, hashes: RowHash[], current: Map<string, RowHashes>, empties: Map<string, string>): { changed: RowHash[]; unchanged: number } {
   const changed: RowHash[] = [];
   for (const h of hashes) {
     const pk = keyText(h.key);
     const text = storedTextHash(h.textHash, job.tag);
     const now = current.get(pk);
     const same = now ? now.textHash === text && now.metaHash === h.metaHash : empties.get(pk) === text;
-    if (!same || force) changed.push(h);
+    if (!same) changed.push(h);
   }
   return { changed, unchanged: hashes.length - changed.length };
 }
@@ -84,11 +78,11 @@ export async function changedRows(job: SyncJob, hashes: RowHash[], target: Apply
 }
 
 /** Reads, renders and embeds what the given source hashes call for; writes nothing yet. */
-export async function prepareRows(job: SyncJob, hashes: RowHash[], target: ApplyTarget, opts: { signal?: AbortSignal; force?: boolean } = {}): Promise<Prepared> {
+export async function prepareRows(job: SyncJob, hashes: RowHash[], target: ApplyTarget, opts: { signal?: AbortSignal } = {}): Promise<Prepared> {
   const counts = zeroCounts();
   const { current, reference, empties } = await storedHashes(job, target, hashes.map((h) => keyText(h.key)));
   const want = new Map(hashes.map((h) => [keyText(h.key), { text: storedTextHash(h.textHash, job.tag), meta: h.metaHash }]));
-  const { changed: toFetch, unchanged } = splitChanged(job, hashes, current, empties, opts.force);
+  const { changed: toFetch, unchanged } = splitChanged(job, hashes, current, empties);
   counts.unchanged = unchanged;
   const fetched = await job.source.fetchByKeys({ table: job.table.sourceTable, pk: [job.table.primaryKeyColumn], columns: job.columns, keys: toFetch.map((h) => h.key) });
   const rows = new Map<string, SourceRow>(fetched.map((r) => [keyText(r.key), r]));
@@ -110,10 +104,10 @@ export async function prepareRows(job: SyncJob, hashes: RowHash[], target: Apply
     }
     const metadata = renderMetadata(job.table.columns, row.values);
     const now = current.get(pk);
-    // Equal real hashes mean equal text. UNHASHED is no hash: a change-stream row stored as
-    // UNHASHED would otherwise "match" its next change and lose a text edit; it is compared by
-    // its rendered text below instead (same text → vector reused, no embedding call).
-    if (now && now.textHash === w.text && h.textHash !== UNHASHED) {
+    // Equal text hashes mean equal text. (A row stored by an older version from its change stream
+    // has the text hash `unhashed.<tag>`: never equal, so it is compared by its rendered text
+    // below, the vector reused for the same text, and stored with its real hashes from then on.)
+    if (now && now.textHash === w.text) {
       metaUpdates.push({ pk, metaHash: w.meta, metadata });
       continue;
     }
@@ -134,9 +128,7 @@ export async function prepareRows(job: SyncJob, hashes: RowHash[], target: Apply
     const doc = docs.get(row.pk);
     const stored = reference.get(row.pk)!;
     if (doc && doc.text === row.text && doc.vector.length === job.table.embeddingDimensions && tagOf(stored.textHash) === job.tag) {
-      // A change-stream row carries no source hash: the stored one still holds for the same text.
-      const textHash = row.textHash.startsWith(`${UNHASHED}.`) ? stored.textHash : row.textHash;
-      upserts.push({ ...row, textHash, vector: doc.vector });
+      upserts.push({ ...row, vector: doc.vector });
       counts.reused++;
     } else toEmbed.push(row);
   }

@@ -1,15 +1,17 @@
 // Batch sync (docs/architecture.md#batch-sync): a full pass over the source's row hashes, diffed with
 // the stored ones, on the sync interval; for cdc tables the same pass reconciles what the change
-// stream missed. `runBatchPass` runs one pass now (the tick calls it; so can tests).
+// stream missed, on the reconcile interval (lifecycle.ts passDue). `runBatchPass` runs one pass
+// now (the tick calls it; so can tests).
 import { and, eq, inArray } from "drizzle-orm";
 import type { Services } from "../../services.ts";
-import { keyText, type RowHash } from "../../drivers/sources/types.ts";
+import { FETCH_CHUNK, keyText, type RowHash } from "../../drivers/sources/types.ts";
 import { tasks } from "../../scheduler/tables.ts";
 import { FILL_TASK_TYPES } from "../tasks/kinds.ts";
 import { findVectorTableById } from "../vector-tables/repo.ts";
 import { markError, noteError, recordCounts, recordPass, servesConfig } from "../vector-tables/state.ts";
 import type { VectorTableRow } from "../vector-tables/tables.ts";
-import { addCounts, changedRows, prepareRows, zeroCounts, type ApplyCounts, type ApplyTarget } from "./apply.ts";
+import { addCounts, changedRows, zeroCounts, type ApplyCounts, type ApplyTarget } from "./apply.ts";
+import { applyKeys, storedKey } from "./apply-keys.ts";
 import { BudgetExceededError, vectorAllowance } from "./budget.ts";
 import { failedPassCounts, newTally, passCounts, type PassTally } from "./counters.ts";
 import { keepSeenEmptyRows } from "./empty-rows.ts";
@@ -29,9 +31,12 @@ export type PassResult = { counts: ApplyCounts; rows: number };
 const PASS_FLUSH_ROWS = 512;
 
 /**
- * Every changed source row through `prepareRows`, then every stored row the source no longer has
- * deleted. `tally` (when given) counts the changed rows found and applied, so a pass that fails can
- * say how many it knows are waiting (sync/counters.ts).
+/**
+ * Every changed source row through `applyKeys`, then every stored row the source no longer has
+ * deleted. The hash pages are read without the table's write lock (a change stream may write
+ * meanwhile); each flush re-reads its rows' hashes under it, so what it writes is never older
+ * than what the stream wrote. `tally` (when given) counts the changed rows found and applied, so
+ * a pass that fails can say how many it knows are waiting (sync/counters.ts).
  */
 export async function hashPass(job: SyncJob, target: ApplyTarget, opts: { signal?: AbortSignal; tally?: PassTally } = {}): Promise<PassResult> {
   const { signal, tally = newTally() } = opts;
@@ -39,12 +44,11 @@ export async function hashPass(job: SyncJob, target: ApplyTarget, opts: { signal
   const seen = new Set<string>();
   let pending: RowHash[] = [];
   const flush = async () => {
-    const prepared = await prepareRows(job, pending, target, { signal });
+    const applied = await applyKeys(job, pending.map((h) => h.key), target, { signal });
     pending = [];
-    await prepared.commit();
-    tally.applied += prepared.handled;
-    addCounts(counts, prepared.counts);
-    if (prepared.overBudget > 0) throw new BudgetExceededError(job.services.config.freeVectorBudget);
+    tally.applied += applied.handled;
+    addCounts(counts, applied.counts);
+    if (applied.overBudget > 0) throw new BudgetExceededError(job.services.config.freeVectorBudget);
   };
   for await (const page of hashPages(job, null)) {
     signal?.throwIfAborted();
@@ -56,24 +60,32 @@ export async function hashPass(job: SyncJob, target: ApplyTarget, opts: { signal
     if (pending.length >= PASS_FLUSH_ROWS) await flush();
   }
   if (pending.length > 0) await flush();
-  counts.deleted += await deleteVanished(job, target, seen);
+  await reapplyUnseen(job, target, seen, counts);
   await keepSeenEmptyRows(job.services.database.db, job.table.id, target.generation, seen);
   return { counts, rows: seen.size };
 }
 
-async function deleteVanished(job: SyncJob, target: ApplyTarget, seen: Set<string>): Promise<number> {
+/**
+ * Stored rows the pages did not list: deleted at the source, or inserted by the change stream
+ * after the pass read past their key. `applyKeys` tells which under the write lock (deletes the
+ * first, finds the second unchanged); the second join `seen` (the pass's row count).
+ */
+async function reapplyUnseen(job: SyncJob, target: ApplyTarget, seen: Set<string>, counts: ApplyCounts): Promise<void> {
   const { vectors } = job.services;
-  const gone: string[] = [];
+  const unseen: string[] = [];
   let afterPk: string | undefined;
   for (;;) {
     const stored = await vectors.hashes(target.collection, { afterPk, limit: 2000, generation: target.generation });
     if (stored.length === 0) break;
-    for (const s of stored) if (!seen.has(s.pk)) gone.push(s.pk);
+    for (const s of stored) if (!seen.has(s.pk)) unseen.push(s.pk);
     afterPk = stored[stored.length - 1]!.pk;
   }
-  let deleted = 0;
-  for (let i = 0; i < gone.length; i += 1000) deleted += await vectors.delete(target.collection, gone.slice(i, i + 1000), { generation: target.generation });
-  return deleted;
+  for (let i = 0; i < unseen.length; i += FETCH_CHUNK) {
+    const applied = await applyKeys(job, unseen.slice(i, i + FETCH_CHUNK).map((pk) => storedKey(job.table, pk)), target);
+    addCounts(counts, applied.counts);
+    for (const pk of applied.present) seen.add(pk);
+    if (applied.overBudget > 0) throw new BudgetExceededError(job.services.config.freeVectorBudget);
+  }
 }
 
 export async function hasActiveBackfill(services: Services, tableId: string): Promise<boolean> {

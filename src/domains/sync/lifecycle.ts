@@ -19,12 +19,28 @@ export function intervalPattern(seconds: number): string {
   return `0 */${minutes} * * * *`;
 }
 
-/** One batch (or, for cdc tables, reconciling) pass per eligible table, one table at a time. */
+/**
+ * Whether a table's pass is due at this tick: a batch table's every sync interval; a cdc table's
+ * (a reconciling pass: its stream applies the changes) once its last completed pass, or its
+ * backfill, started a reconcile interval ago (`last_sync_started_at`), and its last attempt too
+ * (a failing pass is not retried every tick: each attempt reads the whole source).
+ */
+export function passDue(services: Services, table: VectorTableRow): boolean {
+  if (table.syncMode !== "cdc") return true;
+  const intervalMs = services.config.reconcileIntervalSec * 1000;
+  const now = services.clock.now().getTime();
+  const completed = table.lastSyncStartedAt ? Date.parse(table.lastSyncStartedAt) : -Infinity;
+  const attempted = syncState(services).reconcileAttempts.get(table.id) ?? -Infinity;
+  return now - Math.max(completed, attempted) >= intervalMs;
+}
+
+/** One batch pass, or for a cdc table a reconciling one when due, per eligible table, one table at a time. */
 export async function syncTick(services: Services): Promise<void> {
   const tables = await vectorTablesInStatus(services.database.db, ["synced", "error"]);
   for (const table of tables) {
     if (!services.scheduler.running) return;
-    if (!passEligible(table)) continue;
+    if (!passEligible(table) || !passDue(services, table)) continue;
+    if (table.syncMode === "cdc") syncState(services).reconcileAttempts.set(table.id, services.clock.now().getTime());
     await runBatchPass(services, table.id).catch(() => {}); // recorded on the table by the pass
   }
 }
@@ -55,6 +71,7 @@ export async function stopSyncFor(services: Services, table: VectorTableRow): Pr
   const state = syncState(services);
   await stopConsumer(services, table.id);
   state.failures.delete(table.id);
+  state.reconcileAttempts.delete(table.id);
   if (table.syncMode !== "cdc" || table.mode !== "managed") return;
   try {
     const source = await openTableSource(services, table);

@@ -1,8 +1,8 @@
 // Applying what a cdc table's change stream delivers to the live generation (docs/architecture.md#cdc):
-// one batch of changed keys, or, when the feed was lost or a batch says every row changed, a
+// one batch of changed keys (apply-keys.ts), or, when the feed was lost or a batch says every row changed, a
 // hash pass. The consumer loop (cdc.ts) decides when; this file decides how.
 import type { ChangeBatch } from "../../drivers/sources/types.ts";
-import { prepareRows, UNHASHED } from "./apply.ts";
+import { applyKeys } from "./apply-keys.ts";
 import { BudgetExceededError, vectorAllowance } from "./budget.ts";
 import { hashPass, type PassResult } from "./batch.ts";
 import type { SyncJob } from "./job.ts";
@@ -19,10 +19,10 @@ export async function applyBatch(job: SyncJob, batch: ChangeBatch): Promise<void
     await hashPass(job, { ...liveTarget(job), budget });
     return;
   }
-  const hashes = batch.keys.map((key) => ({ key, textHash: UNHASHED, metaHash: UNHASHED }));
-  const prepared = await prepareRows(job, hashes, { ...liveTarget(job), budget }, { force: true });
-  await prepared.commit();
-  if (prepared.overBudget > 0) throw new BudgetExceededError(job.services.config.freeVectorBudget);
+  // By their real hashes: a change to no synced column costs nothing, a metadata-only one is a
+  // metadata update, and the next reconciling pass finds every row stored here unchanged.
+  const applied = await applyKeys(job, batch.keys, { ...liveTarget(job), budget });
+  if (applied.overBudget > 0) throw new BudgetExceededError(job.services.config.freeVectorBudget);
 }
 
 /** The hash pass a recreated feed owes (the consumer recreated the feed before it). */

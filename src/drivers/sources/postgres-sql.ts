@@ -60,12 +60,14 @@ export function rowMd5(columns: string[]): string {
   return `md5(row(${list(columns)})::text)`;
 }
 
+const hashSelect = (pk: string[], textColumns: string[], metaColumns: string[]) => `${list(pk)}, ${rowMd5(textColumns)}, ${rowMd5(metaColumns)}`;
+
 export function hashStatement(table: TableRef, pk: string[], textColumns: string[], metaColumns: string[], afterPk: Key | null, limit: number): Statement {
-  return page(table, pk, `${list(pk)}, ${rowMd5(textColumns)}, ${rowMd5(metaColumns)}`, afterPk, limit);
+  return page(table, pk, hashSelect(pk, textColumns, metaColumns), afterPk, limit);
 }
 
-/** Rows among `keys`: `"a" IN ($1, $2)` or `("a", "b") IN (($1, $2), ($3, $4))`. */
-export function fetchStatement(table: TableRef, pk: string[], columns: string[], keys: Key[]): Statement {
+/** `"a" IN ($1, $2)` or `("a", "b") IN (($1, $2), ($3, $4))`, parameters numbered from 1. */
+function keysIn(pk: string[], keys: Key[]): Statement {
   const params: (string | number | boolean)[] = [];
   const tuples = keys.map((key) => {
     if (key.length !== pk.length) throw new Error(`a key has ${key.length} values for ${pk.length} key columns`);
@@ -73,6 +75,17 @@ export function fetchStatement(table: TableRef, pk: string[], columns: string[],
     return pk.length === 1 ? refs[0]! : `(${refs.join(", ")})`;
   });
   const lhs = pk.length === 1 ? quoteIdent(pk[0]!) : `(${list(pk)})`;
-  const select = list(selectColumns(pk, columns));
-  return { text: `SELECT ${select} FROM ${table.sql} WHERE ${lhs} IN (${tuples.join(", ")}) ORDER BY ${list(pk)}`, params };
+  return { text: `${lhs} IN (${tuples.join(", ")})`, params };
+}
+
+/** Rows among `keys`, their columns. */
+export function fetchStatement(table: TableRef, pk: string[], columns: string[], keys: Key[]): Statement {
+  const where = keysIn(pk, keys);
+  return { text: `SELECT ${list(selectColumns(pk, columns))} FROM ${table.sql} WHERE ${where.text} ORDER BY ${list(pk)}`, params: where.params };
+}
+
+/** Rows among `keys`, their hashes: the select list of `hashStatement`, so the two always agree. */
+export function keyHashStatement(table: TableRef, pk: string[], textColumns: string[], metaColumns: string[], keys: Key[]): Statement {
+  const where = keysIn(pk, keys);
+  return { text: `SELECT ${hashSelect(pk, textColumns, metaColumns)} FROM ${table.sql} WHERE ${where.text} ORDER BY ${list(pk)}`, params: where.params };
 }

@@ -4,7 +4,7 @@
 import { prepareCdc, openChanges, teardownCdc } from "./postgres-cdc.ts";
 import { connect, type PostgresCredentials, type PostgresSourceOptions, type SourceSql } from "./postgres-connect.ts";
 import { toDriverError } from "./postgres-errors.ts";
-import { exactTableName, fetchStatement, hashStatement, quoteIdent, scanStatement, selectColumns, type Statement, type TableRef } from "./postgres-sql.ts";
+import { exactTableName, fetchStatement, hashStatement, keyHashStatement, quoteIdent, scanStatement, selectColumns, type Statement, type TableRef } from "./postgres-sql.ts";
 import {
   SourceObjectNotFoundError,
   checkPage,
@@ -14,6 +14,7 @@ import {
   type FetchRequest,
   type HashRequest,
   type Key,
+  type KeyHashRequest,
   type KeyValue,
   type RowHash,
   type ScanRequest,
@@ -112,8 +113,20 @@ export class PostgresSource implements SourceConnector {
     const ref = await this.resolveTable(table);
     const statement = hashStatement(ref, pk, textColumns, metaColumns, afterPk, limit);
     const rows = await this.run(`hash ${table}`, () => this.rows(statement));
-    const n = pk.length;
-    return rows.map((r) => ({ key: r.slice(0, n) as Key, textHash: r[n] as string, metaHash: r[n + 1] as string }));
+    return rows.map((r) => toHash(pk.length, r));
+  }
+
+  async hashesByKeys({ table, pk, textColumns, metaColumns, keys }: KeyHashRequest): Promise<RowHash[]> {
+    checkPage(pk, 1);
+    if (keys.length === 0) return [];
+    const ref = await this.resolveTable(table);
+    const found: RowHash[] = [];
+    for (let i = 0; i < keys.length; i += FETCH_CHUNK) {
+      const statement = keyHashStatement(ref, pk, textColumns, metaColumns, keys.slice(i, i + FETCH_CHUNK));
+      const rows = await this.run(`hash ${table}`, () => this.rows(statement));
+      for (const r of rows) found.push(toHash(pk.length, r));
+    }
+    return found;
   }
 
   async fetchByKeys({ table, pk, columns, keys }: FetchRequest): Promise<SourceRow[]> {
@@ -151,6 +164,10 @@ export class PostgresSource implements SourceConnector {
 function unparsableName(err: { code?: string }): never[] {
   if (err.code?.startsWith("42") || err.code === "3F000") return [];
   throw err;
+}
+
+function toHash(keyLength: number, r: SourceValue[]): RowHash {
+  return { key: r.slice(0, keyLength) as Key, textHash: r[keyLength] as string, metaHash: r[keyLength + 1] as string };
 }
 
 function toRow(names: string[], keyLength: number, values: SourceValue[]): SourceRow {

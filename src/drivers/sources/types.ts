@@ -57,6 +57,15 @@ export interface RowHash {
   metaHash: string;
 }
 
+/** `HashRequest` by key instead of by page. */
+export interface KeyHashRequest {
+  table: string;
+  pk: string[];
+  textColumns: string[];
+  metaColumns: string[];
+  keys: Key[];
+}
+
 export interface FetchRequest {
   table: string;
   pk: string[];
@@ -106,6 +115,11 @@ export interface SourceConnector {
   scan(request: ScanRequest): Promise<SourceRow[]>;
   /** One page of `(key, text_hash, meta_hash)` in primary-key order; only hashes cross the wire. */
   hashes(request: HashRequest): Promise<RowHash[]>;
+  /**
+   * `hashes` of the rows that still exist among `keys` (a missing key was deleted), by the same
+   * formula: a hash read by key always equals the one a page read gives. Order unspecified.
+   */
+  hashesByKeys(request: KeyHashRequest): Promise<RowHash[]>;
   /** The rows that still exist among `keys` (a missing key was deleted); order unspecified. */
   fetchByKeys(request: FetchRequest): Promise<SourceRow[]>;
   /**

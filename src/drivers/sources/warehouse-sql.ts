@@ -61,26 +61,34 @@ export function hashExpression(columns: string[]): string {
   return `LEFT(SHA2(CONCAT_WS(',', ${encoded.join(", ")}), 256), 32)`;
 }
 
+const hashSelect = (pk: string[], textColumns: string[], metaColumns: string[]) => [...pk.map(quoteIdent), hashExpression(textColumns), hashExpression(metaColumns)].join(", ");
+
 export function hashStatement(ref: TableRef, pk: string[], textColumns: string[], metaColumns: string[], afterPk: Key | null, limit: number): Statement {
-  const select = [...pk.map(quoteIdent), hashExpression(textColumns), hashExpression(metaColumns)].join(", ");
-  return page(ref, pk, select, afterPk, limit);
+  return page(ref, pk, hashSelect(pk, textColumns, metaColumns), afterPk, limit);
+}
+
+/** `a IN (?, ?)`, or `(a = ? AND b = ?) OR …` for a composite key. */
+function keysCondition(pk: string[], keys: Key[]): Statement {
+  if (pk.length === 1) return { text: `${quoteIdent(pk[0]!)} IN (${keys.map(() => "?").join(", ")})`, binds: keys.map((k) => k[0]!) };
+  const binds: BindValue[] = [];
+  const text = keys
+    .map((key) => {
+      binds.push(...key);
+      return `(${pk.map((c) => `${quoteIdent(c)} = ?`).join(" AND ")})`;
+    })
+    .join(" OR ");
+  return { text, binds };
 }
 
 export function fetchStatement(ref: TableRef, pk: string[], columns: string[], keys: Key[]): Statement {
-  const binds: BindValue[] = [];
-  let where: string;
-  if (pk.length === 1) {
-    binds.push(...keys.map((k) => k[0]!));
-    where = `${quoteIdent(pk[0]!)} IN (${keys.map(() => "?").join(", ")})`;
-  } else {
-    where = keys
-      .map((key) => {
-        binds.push(...key);
-        return `(${pk.map((c) => `${quoteIdent(c)} = ?`).join(" AND ")})`;
-      })
-      .join(" OR ");
-  }
-  return { text: `SELECT ${[...pk, ...columns].map(quoteIdent).join(", ")} FROM ${ref.sql} WHERE ${where}`, binds };
+  const where = keysCondition(pk, keys);
+  return { text: `SELECT ${[...pk, ...columns].map(quoteIdent).join(", ")} FROM ${ref.sql} WHERE ${where.text}`, binds: where.binds };
+}
+
+/** Rows among `keys`, their hashes: the select list of `hashStatement`, so the two always agree. */
+export function keyHashStatement(ref: TableRef, pk: string[], textColumns: string[], metaColumns: string[], keys: Key[]): Statement {
+  const where = keysCondition(pk, keys);
+  return { text: `SELECT ${hashSelect(pk, textColumns, metaColumns)} FROM ${ref.sql} WHERE ${where.text}`, binds: where.binds };
 }
 
 /** Distinct keys changed between two instants (ms since the epoch), at most `limit`. */

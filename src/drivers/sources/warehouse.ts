@@ -15,6 +15,7 @@ import {
   type FetchRequest,
   type HashRequest,
   type Key,
+  type KeyHashRequest,
   type RowHash,
   type ScanRequest,
   type SourceColumn,
@@ -23,7 +24,7 @@ import {
 } from "./types.ts";
 import { openChanges, prepareCdc, type CdcHost } from "./warehouse-cdc.ts";
 import { WarehouseClient, type QueryResult, type WarehouseCredentials, type WarehouseSourceOptions } from "./warehouse-connect.ts";
-import { fetchStatement, hashStatement, quoteIdent, scanStatement, toSourceValue, type BindValue, type Statement, type TableRef } from "./warehouse-sql.ts";
+import { fetchStatement, hashStatement, keyHashStatement, quoteIdent, scanStatement, toSourceValue, type BindValue, type Statement, type TableRef } from "./warehouse-sql.ts";
 
 export type { WarehouseCredentials, WarehouseSourceOptions } from "./warehouse-connect.ts";
 
@@ -148,15 +149,28 @@ export class WarehouseSource implements SourceConnector, CdcHost {
 
   async hashes({ table, pk, textColumns, metaColumns, afterPk, limit }: HashRequest): Promise<RowHash[]> {
     checkPage(pk, limit);
-    const { ref, columns: names } = await this.columnsOf(table, [...pk, ...textColumns, ...metaColumns]);
+    const { ref, names } = await this.hashColumns(table, pk, textColumns, metaColumns);
+    const result = await this.rows(hashStatement(ref, names.pk, names.text, names.meta, afterPk, limit), `hash ${table}`, table);
+    return result.rows.map((row) => toHash(result, row, pk.length));
+  }
+
+  async hashesByKeys({ table, pk, textColumns, metaColumns, keys }: KeyHashRequest): Promise<RowHash[]> {
+    checkPage(pk, 1);
+    if (keys.length === 0) return [];
+    const { ref, names } = await this.hashColumns(table, pk, textColumns, metaColumns);
+    const found: RowHash[] = [];
+    for (let i = 0; i < keys.length; i += FETCH_CHUNK) {
+      const statement = keyHashStatement(ref, names.pk, names.text, names.meta, keys.slice(i, i + FETCH_CHUNK));
+      const result = await this.rows(statement, `hash ${table}`, table);
+      for (const row of result.rows) found.push(toHash(result, row, pk.length));
+    }
+    return found;
+  }
+
+  private async hashColumns(table: string, pk: string[], textColumns: string[], metaColumns: string[]) {
+    const { ref, columns: all } = await this.columnsOf(table, [...pk, ...textColumns, ...metaColumns]);
     const n = pk.length;
-    const statement = hashStatement(ref, names.slice(0, n), names.slice(n, n + textColumns.length), names.slice(n + textColumns.length), afterPk, limit);
-    const result = await this.rows(statement, `hash ${table}`, table);
-    return result.rows.map((row) => ({
-      key: row.slice(0, n).map((v, i) => toSourceValue(v, result.columns[i]!)) as Key,
-      textHash: String(row[n]),
-      metaHash: String(row[n + 1]),
-    }));
+    return { ref, names: { pk: all.slice(0, n), text: all.slice(n, n + textColumns.length), meta: all.slice(n + textColumns.length) } };
   }
 
   async fetchByKeys({ table, pk, columns, keys }: FetchRequest): Promise<SourceRow[]> {
@@ -191,6 +205,14 @@ export class WarehouseSource implements SourceConnector, CdcHost {
   async close(): Promise<void> {
     await this.client.close();
   }
+}
+
+function toHash(result: QueryResult, row: unknown[], keyLength: number): RowHash {
+  return {
+    key: row.slice(0, keyLength).map((v, i) => toSourceValue(v, result.columns[i]!)) as Key,
+    textHash: String(row[keyLength]),
+    metaHash: String(row[keyLength + 1]),
+  };
 }
 
 /** Values keyed by the caller's names (not the catalog's spelling), key first. */

@@ -16,6 +16,7 @@ import { openDatabase } from "../../../src/db/client.ts";
 import { openVectorStore } from "../../../src/services.ts";
 import { createLogger } from "../../../src/shared/log.ts";
 import type { Config } from "../../../src/config.ts";
+import type { Clock } from "../../../src/shared/clock.ts";
 import { expect } from "bun:test";
 
 export const MODEL = "text-embedding-3-small";
@@ -51,9 +52,9 @@ export async function insertDocs(sql: postgres.Sql, from: number, to: number): P
   await sql`INSERT INTO docs SELECT g, 'title ' || g, 'body text of row ' || g, 'cat' || (g % 3), g * 1.5 FROM generate_series(${from}::int, ${to}::int) g`;
 }
 
-export async function createWorld(opts: { rows?: number; env?: Record<string, string>; fakeLatencyMs?: number } = {}): Promise<World> {
+export async function createWorld(opts: { rows?: number; env?: Record<string, string>; fakeLatencyMs?: number; clock?: Clock } = {}): Promise<World> {
   const fake = await startFakeEmbeddings("emb_a", { switches: { latencyMs: opts.fakeLatencyMs ?? 0 } });
-  const app = await createTestApp({ env: { VECSYNC_EMB_A_URL: fake.url, VECSYNC_SYNC_INTERVAL: "3600", VECSYNC_CDC_POLL_MS: "100", ...opts.env } });
+  const app = await createTestApp({ env: { VECSYNC_EMB_A_URL: fake.url, VECSYNC_SYNC_INTERVAL: "3600", VECSYNC_CDC_POLL_MS: "100", ...opts.env }, clock: opts.clock });
   const pg = await throwawayPostgres();
   await createSourceTable(pg.sql, opts.rows ?? 0);
   const org = await newOrganization(app);

@@ -3,7 +3,7 @@
 // the behaviours it omits and why (`omit`), e.g. a source without row-level CDC. Omitted
 // behaviours are not registered at all (CI runs no skipped tests).
 import { beforeEach, describe, expect, test } from "bun:test";
-import { CdcFeedLostError, positionOnly, SourceObjectNotFoundError, type ChangeBatch, type ChangeStream, type SourceConnector } from "../../../src/drivers/sources/types.ts";
+import { CdcFeedLostError, FETCH_CHUNK, positionOnly, SourceObjectNotFoundError, type ChangeBatch, type ChangeStream, type SourceConnector } from "../../../src/drivers/sources/types.ts";
 
 /** A fresh, empty source database with the driver connected to it. */
 export interface SourceWorld extends AsyncDisposable {
@@ -124,6 +124,36 @@ export function sourceContract(name: string, open: () => Promise<SourceWorld>, o
       const rows = await world.connector.fetchByKeys({ table: "items", pk: PK, columns: ["title"], keys: [[3], [42], [7]] });
       expect(rows.map((r) => r.values).sort((x, y) => Number(x.id) - Number(y.id))).toEqual([{ id: 3, title: "title 3" }, { id: 7, title: "title 7" }]);
       expect(await world.connector.fetchByKeys({ table: "items", pk: PK, columns: ["title"], keys: [] })).toEqual([]);
+    });
+
+    test("hashesByKeys answers the paged read's hashes for the keys that exist, past one fetch chunk", async () => {
+      await using world = await open();
+      const rows = FETCH_CHUNK + 150;
+      await itemsTable(world, rows);
+      await world.exec(`UPDATE items SET title = NULL WHERE id = 4`);
+      await world.exec(`UPDATE items SET title = '' WHERE id = 5`);
+      const columns = { table: "items", pk: PK, textColumns: ["title", "body"], metaColumns: ["stock", "active"] };
+      const paged = await world.connector.hashes({ ...columns, afterPk: null, limit: rows + 10 });
+      expect(paged).toHaveLength(rows);
+      const keys = [[rows + 7], ...paged.map((h) => h.key).reverse(), [-3]]; // two absent keys, the rest in reverse order
+      const byKeys = await world.connector.hashesByKeys({ ...columns, keys });
+      const sorted = byKeys.sort((x, y) => Number(x.key[0]) - Number(y.key[0]));
+      expect(sorted).toEqual(paged);
+      expect(await world.connector.hashesByKeys({ ...columns, keys: [] })).toEqual([]);
+      const none = await world.connector.hashesByKeys({ ...columns, metaColumns: [], keys: [[rows + 1]] });
+      expect(none).toEqual([]);
+    });
+
+    test("hashesByKeys with a composite key and no metadata columns agrees with the paged read", async () => {
+      await using world = await open();
+      const { key, text } = world.types;
+      await world.exec(`CREATE TABLE pairs (a ${key}, b ${text}, note ${text}, PRIMARY KEY (a, b))`);
+      await world.exec(`INSERT INTO pairs VALUES (1, 'x', 'n1'), (1, 'y', NULL), (2, 'a', 'n3'), (3, 'a', '')`);
+      const columns = { table: "pairs", pk: ["a", "b"], textColumns: ["note"], metaColumns: [] };
+      const paged = await world.connector.hashes({ ...columns, afterPk: null, limit: 10 });
+      const byKeys = await world.connector.hashesByKeys({ ...columns, keys: [[3, "a"], [1, "y"], [9, "z"], [1, "a"]] });
+      const sorted = byKeys.sort((x, y) => Number(x.key[0]) - Number(y.key[0]));
+      expect(sorted).toEqual([paged[1]!, paged[3]!]);
     });
 
     test("test() answers a latency", async () => {
