@@ -11,7 +11,8 @@ import type postgres from "postgres";
 import { percentile } from "./measure.ts";
 import type { Api } from "./pipeline-service.ts";
 
-export type CdcLoad = { changesPerSec: number; rowsPerTxn: number; durationMs: number; drainMs: number };
+/** `revBase`: revisions are numbered from revBase + 1 (a later run never matches an earlier one's rows). */
+export type CdcLoad = { changesPerSec: number; rowsPerTxn: number; durationMs: number; drainMs: number; revBase?: number };
 
 export type CdcResult = {
   txns: number;
@@ -45,17 +46,18 @@ export async function runCdcLoad(sql: postgres.Sql, api: Api, tableId: string, t
   const txnPerSec = load.changesPerSec / load.rowsPerTxn;
   const writer = (async () => {
     const started = performance.now();
-    let rev = 0;
+    const base = load.revBase ?? 0;
+    let rev = base;
     // Stops before a revision would rewrite a row an earlier one changed (it would hide it).
-    while (performance.now() - started < load.durationMs && (rev + 1) * load.rowsPerTxn <= tableRows) {
+    while (performance.now() - started < load.durationMs && (rev - base + 1) * load.rowsPerTxn <= tableRows) {
       rev++;
-      const ids = rowsOf(rev, load.rowsPerTxn);
+      const ids = rowsOf(rev - base, load.rowsPerTxn);
       await sql`UPDATE cdc_docs SET body = ${`changed in revision ${rev} of the cdc bench`}, rev = ${rev} WHERE id IN ${sql(ids)}`;
       committedAt.set(rev, Date.now());
-      const due = started + (rev * 1000) / txnPerSec;
+      const due = started + ((rev - base) * 1000) / txnPerSec;
       if (due > performance.now()) await Bun.sleep(due - performance.now());
     }
-    return { revs: rev, ms: performance.now() - started };
+    return { revs: rev - base, ms: performance.now() - started };
   })().finally(() => (writing = false));
 
   const outstanding = () => [...committedAt.keys()].filter((r) => !latency.has(r)).sort((a, b) => a - b);

@@ -21,6 +21,8 @@ export type ApplyTarget = {
   reference: number;
   /** Vectors the organization may still add (docs/vector-tables.md#vector-budget); null when the write only replaces rows. */
   budget: { remaining: number } | null;
+  /** The change stream's writes: searchable at once, graph insertion in the background (vector-store later.ts). */
+  indexLater?: boolean;
 };
 
 export type ApplyCounts = { embedded: number; reused: number; metadata: number; deleted: number; empty: number; unchanged: number };
@@ -160,7 +162,7 @@ export async function prepareRows(job: SyncJob, hashes: RowHash[], target: Apply
   counts.empty = emptied.length;
 
   const { vectors } = job.services;
-  const at = { generation: target.generation };
+  const at = { generation: target.generation, indexLater: target.indexLater };
   return {
     counts,
     overBudget,

@@ -21,7 +21,8 @@ export async function applyBatch(job: SyncJob, batch: ChangeBatch): Promise<void
   }
   // By their real hashes: a change to no synced column costs nothing, a metadata-only one is a
   // metadata update, and the next reconciling pass finds every row stored here unchanged.
-  const applied = await applyKeys(job, batch.keys, { ...liveTarget(job), budget });
+  // Searchable as soon as stored; the index catches up in the background (commit → queryable).
+  const applied = await applyKeys(job, batch.keys, { ...liveTarget(job), budget, indexLater: true });
   if (applied.overBudget > 0) throw new BudgetExceededError(job.services.config.freeVectorBudget);
 }
 

@@ -14,6 +14,7 @@ import type { Calibration } from "./planner.ts";
 import { pruneTombstones, readChangesSince } from "./reads.ts";
 import { recordCheckpoint } from "./registry.ts";
 import { checkpointDue, REBUILD_STEP_ROWS, restore } from "./restart.ts";
+import { LaterIndexer } from "./later.ts";
 import { checkStrays, StraySweeper } from "./strays.ts";
 import type { GenerationRef } from "./rows.ts";
 import type { CollectionStatus, GenerationSpec, IndexParams, MetadataValue, UpsertRow } from "./types.ts";
@@ -36,6 +37,7 @@ export class Generation implements GenerationRef {
   private checkpointedAt = performance.now();
   private upkeep: Promise<unknown> | null = null;
   private readonly sweeper: StraySweeper;
+  private readonly later = new LaterIndexer(this);
   readonly lock = new Mutex();
   private pins = 0;
   private unpinned: (() => void) | null = null;
@@ -180,16 +182,22 @@ export class Generation implements GenerationRef {
     this.hnsw.dead += present.filter(Boolean).length;
   }
 
-  /** After a committed upsert batch at `seq`: mirror first, then one batched index add. */
-  applyUpsert(rows: UpsertRow[], rids: Map<string, number>, typed: MetadataValue[][], seq: number): void {
+  /**
+   * After a committed upsert batch at `seq`: mirror first, then one batched index add — or, with
+   * `indexLater`, the add in background steps, the rows scored exactly meanwhile (later.ts).
+   */
+  applyUpsert(rows: UpsertRow[], rids: Map<string, number>, typed: MetadataValue[][], seq: number, indexLater = false): void {
     const order = [...new Set(rows.map((row) => rids.get(row.pk)).filter((rid) => rid !== undefined))];
     this.retireVersions(order);
     rows.forEach((row, i) => {
       const rid = rids.get(row.pk);
       if (rid !== undefined) this.mirror.set(rid, row.vector, typed[i]!, row.pk, row.text, seq);
     });
-    addCurrentVersions(this.hnsw, this.mirror, order);
-    if (this.status === "ready") checkStrays(this.hnsw, this.mirror, order);
+    if (indexLater) this.later.note(order);
+    else {
+      addCurrentVersions(this.hnsw, this.mirror, order);
+      if (this.status === "ready") checkStrays(this.hnsw, this.mirror, order);
+    }
     this.writtenSinceCheckpoint += order.length;
     this.sweeper.noteWrite(order.length);
   }
@@ -222,13 +230,15 @@ export class Generation implements GenerationRef {
     if (work) this.track(work);
   }
 
-  /** Resolves when the background checkpoint or compaction under way (if any) is done. */
+  /** Resolves when the rows waiting for the graph are in it and the background checkpoint or compaction under way (if any) is done. */
   async settled(): Promise<void> {
+    await this.later.idle();
     while (this.upkeep) await this.upkeep;
   }
 
   /** `settled()`, then every stray sweep due (run now rather than after the quiet spell). */
   async swept(): Promise<void> {
+    await this.later.idle();
     while (this.upkeep || this.sweeper.pending) {
       if (this.upkeep) await this.upkeep;
       else await this.sweeper.now();

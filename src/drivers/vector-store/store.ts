@@ -106,7 +106,7 @@ export class VectorStore {
     await gen.lock.run(async () => {
       const { seq, results } = await runWrite(this.client, statements);
       const ridRows = results[results.length - 2]!.rows;
-      gen.applyUpsert(rows, new Map(ridRows.map((r) => [String(r.pk), Number(r.rid)])), typed, seq);
+      gen.applyUpsert(rows, new Map(ridRows.map((r) => [String(r.pk), Number(r.rid)])), typed, seq, target?.indexLater);
       await gen.committed(this.client, seq);
     });
     gen.afterWrite(this.client);

@@ -27,6 +27,13 @@ const SWEEP_QUIET_MS = 500;
  */
 const SWEEP_WRITE_SHARE = 8;
 const SWEEP_COST_FACTOR = 20;
+/**
+ * While writes go on, a sweep that started in a pause takes at most this share of the event loop
+ * (it rests between steps): under a steady change stream it is background work, not a stall of
+ * every write and search behind it (a 12k-row sweep is ~4 s of CPU; a cdc table under 500
+ * changes/s pauses often enough to start one every few seconds).
+ */
+const SWEEP_BUSY_SHARE = 0.1;
 
 /** Notes which of these live rows a search by their own vector misses (~0.1-0.3 ms a row). */
 export function checkStrays(hnsw: HnswIndex, mirror: Mirror, rids: number[]): void {
@@ -80,6 +87,7 @@ export class StraySweeper {
   private writtenSinceSweep = 0;
   private lastSweepEnd = 0;
   private lastSweepMs = 0;
+  private lastWriteAt = 0;
   private quietTimer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(
@@ -95,6 +103,7 @@ export class StraySweeper {
   /** `rows` were written (each already checked): sweep once the writes pause, if the budget allows. */
   noteWrite(rows: number): void {
     this.writtenSinceSweep += rows;
+    this.lastWriteAt = performance.now();
     const byRows = this.writtenSinceSweep * SWEEP_WRITE_SHARE >= this.host.mirror.liveCount;
     const byTime = this.writtenSinceSweep > 0 && performance.now() - this.lastSweepEnd >= SWEEP_COST_FACTOR * this.lastSweepMs;
     if (!byRows && !byTime) return;
@@ -133,8 +142,12 @@ export class StraySweeper {
     const rids = mirror.liveRids();
     for (let i = 0; i < rids.length; i += SWEEP_STEP_ROWS) {
       if (this.host.closed || this.host.hnsw !== hnsw) return;
+      const started = performance.now();
       checkStrays(hnsw, mirror, Array.from(rids.subarray(i, i + SWEEP_STEP_ROWS)).filter((rid) => mirror.isLive(rid)));
-      await new Promise((resolve) => setImmediate(resolve));
+      const took = performance.now() - started;
+      const writing = performance.now() - this.lastWriteAt < SWEEP_QUIET_MS;
+      if (writing) await new Promise((resolve) => setTimeout(resolve, (took * (1 - SWEEP_BUSY_SHARE)) / SWEEP_BUSY_SHARE));
+      else await new Promise((resolve) => setImmediate(resolve));
     }
     if (hnsw.strays.size > 0) this.report("vector_store.index_strays", { rows: hnsw.strays.size });
   }

@@ -58,6 +58,11 @@ export interface RowHashes {
 /** Which generation a write goes to: the live one unless a building generation is named. */
 export interface WriteTarget {
   generation?: number;
+  /**
+   * Upserts only: add the rows to the HNSW graph in background steps, scoring them exactly in
+   * searches meanwhile (later.ts): the write returns sooner, for writers where latency counts.
+   */
+  indexLater?: boolean;
 }
 
 export interface SearchRequest {
