@@ -1,11 +1,15 @@
-// `bun run bench faults [--cycles N] [--seed S] [--rows R] [--per-world K] [--damage] [--catch-up-ms MS]`
+// `bun run bench faults [--cycles N] [--seed S] [--rows R] [--per-world K] [--cdc] [--damage] [--catch-up-ms MS]`
 // The fault-injection harness of test/faults/ run long: worlds of R rows (default: drawn per
 // world between 3,000 and 20,000 from its seed), each for K cycles (default 10) of seeded
 // workloads and interruptions (SIGTERM, SIGKILL mid-work, in the shutdown checkpoint, during
 // start-up's index load) with restarts on the same data dir, seeds S, S+1, … until N cycles
-// (default 20) ran. --damage also runs the index-file damage and WAL-cut suite first.
-// Prints cycles, restarts, kills, rows checked and failures with their seeds; exits 1 on any
-// failure. Replay a failing world with `--seed <its seed> --rows <its rows> --cycles <K>`.
+// (default 20) ran. --cdc makes every world's table a cdc one (reconciling an hour apart) and adds
+// the change-feed faults of issue 14 (slot or publication dropped, slot advanced, walsender or
+// every backend of the source ended), most of them healed by the running process with no restart.
+// --damage also runs the index-file damage and WAL-cut suite first.
+// Prints cycles, restarts, kills, rows checked, feed faults (--cdc) and failures with their seeds;
+// exits 1 on any failure. Replay a failing world with `--seed <its seed> --rows <its rows>
+// --cycles <K> --per-world <K>` (and --cdc if it was one).
 // Uses VECSYNC_TEST_PG_URL (default postgres://postgres@127.0.0.1:5432/postgres), like the tests.
 import { parseArgs } from "node:util";
 import { runDamage } from "../../test/faults/damage-run.ts";
@@ -20,6 +24,7 @@ const { values: args } = parseArgs({
     seed: { type: "string", default: "1" },
     rows: { type: "string" },
     "per-world": { type: "string", default: "10" },
+    cdc: { type: "boolean", default: false },
     damage: { type: "boolean", default: false },
     "catch-up-ms": { type: "string" },
   },
@@ -44,11 +49,11 @@ let done = 0;
 while (done < totalCycles) {
   const rows = args.rows ? Number(args.rows) : prng(seed).int(3_000, 20_000);
   const cycles = Math.min(perWorld, totalCycles - done);
-  const report = await runSeed({ seed, cycles, rows, catchUpMs, log }).catch((e): Report => ({
-    seed, rows, cycles: 0, restarts: 0, kills: 0, rowsChecked: 0, queries: 0, loopAnswers: 0, ms: 0,
+  const report = await runSeed({ seed, cycles, rows, cdc: args.cdc, catchUpMs, log }).catch((e): Report => ({
+    seed, rows, cycles: 0, restarts: 0, kills: 0, rowsChecked: 0, queries: 0, loopAnswers: 0, feedFaults: [], ms: 0,
     failures: [{ seed, cycle: -1, kind: "harness_error", detail: String(e?.stack ?? e) }],
   }));
-  reports.push({ label: `seed ${seed}`, ...report });
+  reports.push({ label: `seed ${seed}${args.cdc ? " cdc" : ""}`, ...report });
   log(`seed ${seed}: ${rows} rows, ${report.cycles}/${cycles} cycles, ${report.failures.length} failures, ${Math.round(report.ms / 1000)} s`);
   // A world that ends early (failed start) still spends its cycles: the run stays bounded.
   done += cycles;
@@ -65,6 +70,9 @@ console.log(`  cycles      ${sum((r) => r.cycles)}`);
 console.log(`  restarts    ${sum((r) => r.restarts)}`);
 console.log(`  kills       ${sum((r) => r.kills)}`);
 console.log(`  rows checked ${sum((r) => r.rowsChecked)} (${sum((r) => r.queries)} queries), ${sum((r) => r.loopAnswers)} query-loop answers`);
+const feedFaults = new Map<string, number>();
+for (const f of reports.flatMap((r) => r.feedFaults)) feedFaults.set(f, (feedFaults.get(f) ?? 0) + 1);
+if (feedFaults.size) console.log(`  feed faults ${[...feedFaults].map(([f, n]) => `${f} ${n}`).join(", ")}`);
 console.log(`  failures    ${failures.length}`);
 for (const [kind, seeds] of byKind) console.log(`    ${kind}: seeds ${[...seeds].join(", ")}`);
 for (const f of failures) console.log(`  - seed ${f.seed} cycle ${f.cycle} ${f.kind}: ${f.detail.slice(0, 500)}`);

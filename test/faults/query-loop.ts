@@ -3,10 +3,12 @@
 // 409 `vector_table_not_ready` before anything is stored), or 507 `storage_full`. Any other
 // answer (a 500 `internal`, a 502 while the fake provider never fails, a 503, a 4xx without the
 // error body) is recorded with the moment of the run it happened in. Refused connections are
-// expected while no process runs and are only counted.
+// expected while no process runs and are only counted. While a cdc feed heals under a running
+// process (`strict`), any answer but a 2xx, and a refused connection, is recorded too.
 import { prng } from "./schedule.ts";
 
-export type Violation = { phase: string; status: number; body: string };
+/** `healing`: an answer that keeps the contract but not the promise that a healing table answers. */
+export type Violation = { phase: string; status: number; body: string; healing?: boolean };
 
 const CONTRACT_4XX = new Set([
   "validation_error", "invalid_request", "unauthorized", "insufficient_permission", "insufficient_role", "not_found", "name_taken",
@@ -23,7 +25,12 @@ export function contractProblem(status: number, body: any): string | null {
   return `status ${status} is not a docs/api.md#errors answer`;
 }
 
-export type QueryTarget = { url(): string; key(): string; tableId(): string; phase(): string };
+/**
+ * `strict`: while it answers true the process is known to be up and serving a stored table (a cdc
+ * feed healing under it, issue 14): every answer must then be 2xx, and a refused connection or a
+ * 4xx such as 409 `vector_table_not_ready` is recorded too.
+ */
+export type QueryTarget = { url(): string; key(): string; tableId(): string; phase(): string; strict?(): boolean };
 
 export class QueryLoop {
   answered = 0;
@@ -50,6 +57,7 @@ export class QueryLoop {
       const body: Record<string, unknown> = { query: `crash row ${r.int(1, 20_000)} ${r.pick(["amber", "silent", "north"])} harp`, limit: r.int(1, 20) };
       if (r.chance(0.3)) body.filters = { category: r.pick(["alpha", "beta", "gamma", "delta"]) };
       const phase = this.target.phase();
+      const strict = this.target.strict?.() ?? false;
       try {
         const res = await fetch(`${url}/v1/vector-tables/${id}/query`, {
           method: "POST",
@@ -64,12 +72,14 @@ export class QueryLoop {
         try {
           parsed = JSON.parse(text);
         } catch {}
-        if (contractProblem(res.status, parsed) && this.violations.length < 1000) this.violations.push({ phase, status: res.status, body: text.slice(0, 300) });
+        const broken = contractProblem(res.status, parsed) !== null;
+        if ((broken || (strict && res.status >= 300)) && this.violations.length < 1000) this.violations.push({ phase, status: res.status, body: text.slice(0, 300), healing: !broken });
         // A steady trickle, not a flood: the checks after a restart share the same two cores.
         if (this.pauseMs) await Bun.sleep(this.pauseMs);
       } catch (err) {
         // A query left unanswered is a finding; refused or reset: the process is down or going down.
         if ((err as Error).name === "TimeoutError") this.violations.push({ phase, status: 0, body: "no answer within 30 s" });
+        else if (strict && this.violations.length < 1000) this.violations.push({ phase, status: 0, body: String(err).slice(0, 200), healing: true });
         else this.refused++;
         await Bun.sleep(20);
       }

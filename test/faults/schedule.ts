@@ -43,7 +43,23 @@ export type Interruption =
   /** SIGTERM, then SIGKILL `delayMs` later: during the shutdown's index checkpoint. */
   | { kind: "kill_in_checkpoint"; delayMs: number }
   /** After the restart, SIGKILL `delaysMs[i]` after spawn, once per delay: during start-up's index load. */
-  | { kind: "kill_in_startup"; delaysMs: number[] };
+  | { kind: "kill_in_startup"; delaysMs: number[] }
+  /**
+   * cdc worlds only (issue 14, docs/day-two.md#lost-change-feed): a fault of the change feed done
+   * to the source, then the `after` row changes. With the service running and no restart (it must
+   * heal by itself), or, `down`, between a SIGTERM and the restart (start-up must heal it).
+   */
+  | { kind: FeedFault; down: boolean; after: Workload[] };
+
+/**
+ * drop_slot: walsender ended, then pg_drop_replication_slot. drop_publication: DROP PUBLICATION.
+ * advance_slot: walsender ended, changes committed, then the slot advanced to the current WAL
+ * position (those changes skipped). terminate_walsender: the stream broken. terminate_backends:
+ * every backend of the source database ended, as a source restart does.
+ */
+export const FEED_FAULTS = ["drop_slot", "drop_publication", "advance_slot", "terminate_walsender", "terminate_backends"] as const;
+export type FeedFault = (typeof FEED_FAULTS)[number];
+export const isFeedFault = (i: Interruption): i is Extract<Interruption, { kind: FeedFault }> => (FEED_FAULTS as readonly string[]).includes(i.kind);
 
 export type Cycle = { workloads: Workload[]; interruption: Interruption };
 
@@ -85,11 +101,32 @@ function interruption(r: Rand, busyMs: number, swaps: boolean): Interruption {
   return { kind: "kill_in_startup", delaysMs: Array.from({ length: r.int(1, 3) }, () => r.int(0, 1500)) };
 }
 
+/** A workload that changes rows (no PUT): what a feed fault's `after` commits. */
+function rowWorkload(r: Rand, cycle: number, rows: number): Workload {
+  for (;;) {
+    const w = workload(r, cycle, rows);
+    if (w.kind !== "put_model" && w.kind !== "put_columns") return w;
+  }
+}
+
+/** A cdc world's interruption: a feed fault 60 % of the time, else one of the process faults above. */
+function cdcInterruption(r: Rand, cycle: number, rows: number, busyMs: number, swaps: boolean): Interruption {
+  if (r.chance(0.4)) return interruption(r, busyMs, swaps);
+  const kind = r.pick(FEED_FAULTS);
+  // Terminating backends of a stopped service ends nothing of its own: those are always live.
+  const down = !kind.startsWith("terminate_") && r.chance(0.25);
+  // At least an insert after the fault, so there is WAL the lost feed must not drop (a dropped
+  // publication is only noticed by the walsender when it decodes a change of the table).
+  const after: Workload[] = [{ kind: "insert", count: r.int(1, 20) }];
+  if (r.chance(0.5)) after.push(rowWorkload(r, cycle, rows));
+  return { kind, down, after };
+}
+
 /**
  * The schedule of one world. `busyMs` bounds the random kill delay: about how long the work
  * after a workload (a sync pass, a backfill of the table) lasts, so kills land inside it.
  */
-export function schedule(seed: number, cycles: number, rows: number, busyMs: number): { firstKillAt: number; cycles: Cycle[] } {
+export function schedule(seed: number, cycles: number, rows: number, busyMs: number, cdc = false): { firstKillAt: number; cycles: Cycle[] } {
   const r = prng(seed);
   // Cycle 0 kills the first backfill once this fraction of the rows is synced (issue 12, 2: ~30 %):
   // a point of its progress, observed, rather than a delay that a loaded machine would shift.
@@ -98,14 +135,18 @@ export function schedule(seed: number, cycles: number, rows: number, busyMs: num
   for (let c = 1; c <= cycles; c++) {
     const workloads = Array.from({ length: r.int(1, 3) }, () => workload(r, c, rows));
     const swaps = workloads.some((w) => w.kind === "put_model" || w.kind === "put_columns");
-    out.push({ workloads, interruption: interruption(r, busyMs, swaps) });
+    // A batch world's draws are as they always were: its seeds keep naming the same schedules.
+    out.push({ workloads, interruption: cdc ? cdcInterruption(r, c, rows, busyMs, swaps) : interruption(r, busyMs, swaps) });
   }
   return { firstKillAt, cycles: out };
 }
 
+const describeWorkload = (x: Workload) => ("slice" in x ? `${x.kind}(id%${x.slice.mod}=${x.slice.rem})` : "variant" in x ? `${x.kind}(${x.variant})` : "count" in x ? `${x.kind}(${x.count})` : x.kind);
+
 export function describeCycle(c: Cycle): string {
-  const w = c.workloads.map((x) => ("slice" in x ? `${x.kind}(id%${x.slice.mod}=${x.slice.rem})` : "variant" in x ? `${x.kind}(${x.variant})` : "count" in x ? `${x.kind}(${x.count})` : x.kind));
   const i = c.interruption;
-  const how = i.kind === "kill_in_startup" ? `${i.kind}(${i.delaysMs.join(",")} ms)` : "delayMs" in i ? `${i.kind}(${i.delayMs} ms)` : i.kind === "sigterm" && i.settle ? "settle, sigterm" : i.kind;
-  return `${w.join(" + ")} → ${how}`;
+  const how = isFeedFault(i)
+    ? `${i.down ? "sigterm, " : ""}${i.kind}, ${i.after.map(describeWorkload).join(" + ")}${i.down ? ", restart" : ", no restart"}`
+    : i.kind === "kill_in_startup" ? `${i.kind}(${i.delaysMs.join(",")} ms)` : "delayMs" in i ? `${i.kind}(${i.delayMs} ms)` : i.kind === "sigterm" && i.settle ? "settle, sigterm" : i.kind;
+  return `${c.workloads.map(describeWorkload).join(" + ")} → ${how}`;
 }

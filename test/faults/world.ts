@@ -1,8 +1,11 @@
 // The world of one fault run: a throwaway Postgres source of `rows` rows, the fake emb_a provider
 // (real HTTP wire format, deterministic vectors: a text queried with its own words scores 1.0),
 // one data dir that outlives every service process, and an organization, connection, provider
-// and batch vector table made over the API. Dispose kills the process, stops the fake, drops
-// the database and removes the data dir, whatever failed before.
+// and vector table made over the API: batch, or cdc (the source's replication slot and
+// publication `vecsync_<table id>`). Dispose kills the process, drops what replication slots the
+// database still has (Postgres refuses to drop a database with one), stops the fake, drops the
+// database and removes the data dir, whatever failed before.
+import { feedName } from "../../src/drivers/sources/postgres-cdc.ts";
 import { PG_ADMIN_URL, tempDir, throwawayPostgres, type RunningProcess, type TempDir, type ThrowawayDatabase } from "../harness.ts";
 import { apiOf, must, signUp, type Api } from "../e2e/helpers.ts";
 import { startFakeEmbeddings, type FakeEmbeddings } from "../fakes/embeddings/server.ts";
@@ -13,6 +16,15 @@ import { COLUMN_VARIANTS, createSource, TABLE } from "./workload.ts";
 const API_KEY = "sk-faults-0123456789";
 /** The health promise (docs/running.md#health) checked after every restart: listening, then /readyz 200, within 30 s. */
 export const START_LIMIT_MS = 30_000;
+
+/**
+ * A cdc world's service reconciles an hour apart, so what reaches the index between faults is the
+ * stream's doing. VECSYNC_RECONCILE_INTERVAL is the cdc tables' reconciling pass (issue 14); code
+ * from before it reconciles cdc tables every VECSYNC_SYNC_INTERVAL, hence both (a world holds no
+ * batch table). An interval of an hour is croner's "minutes 0 and 59 of every hour": a run across
+ * such a minute may get one pass.
+ */
+const STREAM_ONLY = { VECSYNC_RECONCILE_INTERVAL: "3600", VECSYNC_SYNC_INTERVAL: "3600" };
 
 export type StartOutcome = { ok: true; url: string; ms: number } | { ok: false; problem: string };
 
@@ -37,9 +49,10 @@ export class FaultWorld implements AsyncDisposable {
     readonly fake: FakeEmbeddings,
     readonly dir: TempDir,
     readonly rows: number,
+    readonly cdc: boolean,
   ) {}
 
-  static async open(rows: number): Promise<FaultWorld> {
+  static async open(rows: number, opts: { cdc?: boolean } = {}): Promise<FaultWorld> {
     const pg = await throwawayPostgres();
     let fake: FakeEmbeddings | undefined;
     try {
@@ -49,7 +62,7 @@ export class FaultWorld implements AsyncDisposable {
       // otherwise pace the thousands of checking queries, not the service's own work.
       const rateLimit = { requestsPerMinute: 1_000_000, tokensPerMinute: 1_000_000_000, burstSec: 6 };
       fake = await startFakeEmbeddings("emb_a", { apiKey: API_KEY, switches: { record: false, rateLimit, stateLimits: true } });
-      const world = new FaultWorld(pg, fake, tempDir("vecsync-faults-"), rows);
+      const world = new FaultWorld(pg, fake, tempDir("vecsync-faults-"), rows, opts.cdc ?? false);
       open.add(world);
       return world;
     } catch (err) {
@@ -63,9 +76,14 @@ export class FaultWorld implements AsyncDisposable {
     return this.dir.path;
   }
 
+  /** The cdc table's replication slot and publication on the source (src/drivers/sources/postgres-cdc.ts). */
+  get feed(): string {
+    return feedName(this.tableId);
+  }
+
   /** Spawns a process on the data dir without waiting (kills during start-up need the handle). */
   spawn(): Spawned {
-    this.service = spawnService(this.dataDir, { VECSYNC_EMB_A_URL: this.fake.url, VECSYNC_SYNC_INTERVAL: "1" });
+    this.service = spawnService(this.dataDir, { VECSYNC_EMB_A_URL: this.fake.url, ...(this.cdc ? STREAM_ONLY : { VECSYNC_SYNC_INTERVAL: "1" }) });
     return this.service;
   }
 
@@ -105,7 +123,7 @@ export class FaultWorld implements AsyncDisposable {
     const provider = must(await api.call("POST", "/v1/embedding-providers", { name: "fake-a", provider: "emb_a", api_key: API_KEY }), 201);
     const table = must(await api.call("POST", "/v1/vector-tables", {
       name: "items", connection_id: connection.id, embedding_provider_id: provider.id, source_table: TABLE, primary_key_column: "id",
-      columns: COLUMN_VARIANTS[0], ...MODELS[0], sync_mode: "batch",
+      columns: COLUMN_VARIANTS[0], ...MODELS[0], sync_mode: this.cdc ? "cdc" : "batch",
     }), 201);
     this.tableId = table.id;
     this.api = api;
@@ -115,8 +133,26 @@ export class FaultWorld implements AsyncDisposable {
     if (!open.delete(this)) return;
     await this.service?.kill("SIGKILL").catch(() => {});
     this.service = null;
+    await dropSlots(this.pg.sql).catch(() => {});
     await Promise.resolve(this.fake.stop()).catch(() => {});
     await Promise.resolve(this.pg[Symbol.asyncDispose]()).catch(() => {});
     this.dir[Symbol.dispose]();
+  }
+}
+
+/**
+ * Drops the database's replication slots: DROP DATABASE refuses while one exists, and a slot left
+ * behind keeps WAL on the shared server for good. A dying process may hold one for a moment.
+ */
+async function dropSlots(sql: ThrowawayDatabase["sql"]): Promise<void> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    await sql`SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE database = current_database() AND active_pid IS NOT NULL`;
+    try {
+      await sql`SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = current_database()`;
+      return;
+    } catch (err) {
+      if ((err as { code?: string }).code !== "55006") throw err; // still active: once more
+      await Bun.sleep(100);
+    }
   }
 }
