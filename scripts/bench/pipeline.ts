@@ -1,4 +1,4 @@
-// `bun run bench pipeline [--rows N] [--reconcile-rows N] [--only cdc|reconcile] [--cdc-secs S] [--cdc-rates R,R,…] [--sweep-secs S]`: the whole job end to end on the real service process, over
+// `bun run bench pipeline [--rows N] [--reconcile-rows N] [--only cdc|reconcile] [--cdc-secs S] [--cdc-rates R,R,…] [--sweep-secs S] [--cdc-rows N]`: the whole job end to end on the real service process, over
 // its REST API, against a throwaway Postgres database of N rows (default 1,000,000) and the fake
 // emb_a provider (test/fakes/embeddings/server.ts) with no latency and no rate limit, asked for
 // text-embedding-3-small reduced to 256 dimensions. The fake rather than `local`: the fake is what
@@ -47,7 +47,8 @@ const CDC = {
   rowsPerTxn: 10,
 };
 const CDC_ON = !ONLY || ONLY === "cdc";
-const CDC_ROWS = CDC_ON ? Math.max(cdcRowsNeeded(CDC), Math.min(100_000, Math.ceil(ROWS / 10))) : 0;
+/** `--cdc-rows`: the cdc table's size (default: what the load needs, and N/10 up to 100,000). */
+const CDC_ROWS = CDC_ON ? Math.max(cdcRowsNeeded(CDC), Number(arg("--cdc-rows") ?? 0), Math.min(100_000, Math.ceil(ROWS / 10))) : 0;
 const SYNC_INTERVAL_SEC = 10;
 const RUN_LIMIT_MS = 20 * 60_000;
 const MODEL = "text-embedding-3-small";

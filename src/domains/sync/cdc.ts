@@ -6,7 +6,7 @@ import type { Services } from "../../services.ts";
 import { CdcFeedLostError, keyText, positionOnly, type ChangeBatch, type ChangeStream } from "../../drivers/sources/types.ts";
 import { findVectorTableById } from "../vector-tables/repo.ts";
 import { keepPendingChanges, markError, markRecovered, noteError, notePendingChanges, recordChangesApplied, recordFeedPosition, recordFeedRecreated, recordFeedResynced, servesConfig } from "../vector-tables/state.ts";
-import { isRetryable } from "../../shared/errors.ts";
+import { DriverError, isRetryable } from "../../shared/errors.ts";
 import type { VectorTableRow } from "../vector-tables/tables.ts";
 import { BudgetExceededError } from "./budget.ts";
 import { streamCounts, streamPending } from "./counters.ts";
@@ -229,7 +229,7 @@ class ConsumerLoop {
     this.failures++;
     this.failingSince ??= Date.now();
     this.failedAt = where;
-    const message = err instanceof Error ? err.message : String(err);
+    const message = describeFailure(err, where);
     this.services.logger.warn({ vector_table_id: this.tableId, err, failures: this.failures }, "cdc apply failed");
     if (pending) await keepPendingChanges(this.db, this.tableId, streamPending(pending), this.now());
     if (err instanceof BudgetExceededError) {
@@ -241,6 +241,17 @@ class ConsumerLoop {
     else await noteError(this.db, this.tableId, message, this.now());
     return "failed";
   }
+}
+
+/**
+ * `last_error` for a failed session: a source read that failed on the way (the source restarted or
+ * dropped the connection mid-apply) says so; anything else (the provider's own words…) as it is.
+ */
+function describeFailure(err: unknown, where: "source" | "apply"): string {
+  const message = err instanceof Error ? err.message : String(err);
+  const fromSource = err instanceof DriverError && err.retryable && typeof err.context.operation === "string";
+  if (!fromSource) return message;
+  return where === "source" ? `the source could not be reached (${message}); retrying` : `reading the changed rows from the source failed (${message}); retrying`;
 }
 
 /** Starts the table's consumer unless one runs (it stops by itself when the table stops wanting it). */

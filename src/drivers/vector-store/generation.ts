@@ -15,6 +15,7 @@ import { pruneTombstones, readChangesSince } from "./reads.ts";
 import { recordCheckpoint } from "./registry.ts";
 import { checkpointDue, REBUILD_STEP_ROWS, restore } from "./restart.ts";
 import { LaterIndexer } from "./later.ts";
+import { BUSY_STEP_ROWS, Pacer } from "./pace.ts";
 import { checkStrays, StraySweeper } from "./strays.ts";
 import type { GenerationRef } from "./rows.ts";
 import type { CollectionStatus, GenerationSpec, IndexParams, MetadataValue, UpsertRow } from "./types.ts";
@@ -38,6 +39,8 @@ export class Generation implements GenerationRef {
   private upkeep: Promise<unknown> | null = null;
   private readonly sweeper: StraySweeper;
   private readonly later = new LaterIndexer(this);
+  /** Background work rests while writes go on (pace.ts). */
+  private readonly pace = new Pacer();
   readonly lock = new Mutex();
   private pins = 0;
   private unpinned: (() => void) | null = null;
@@ -119,11 +122,15 @@ export class Generation implements GenerationRef {
   private async rebuild(client: Client): Promise<void> {
     const started = performance.now();
     const rids = this.mirror.liveRids();
-    for (let i = 0; i < rids.length && !this.closed; i += REBUILD_STEP_ROWS) {
+    const pause = this.pace.pauser();
+    for (let i = 0; i < rids.length && !this.closed; ) {
+      // While writes go on (a compaction under a change stream): short steps, rests between them.
+      const size = this.pace.writing ? BUSY_STEP_ROWS : REBUILD_STEP_ROWS;
       // Writes during the rebuild go to this same index; `add` skips versions already placed.
-      const step = Array.from(rids.subarray(i, i + REBUILD_STEP_ROWS)).filter((rid) => this.mirror.isLive(rid));
+      const step = Array.from(rids.subarray(i, i + size)).filter((rid) => this.mirror.isLive(rid));
       addCurrentVersions(this.hnsw, this.mirror, step);
-      await new Promise((resolve) => setImmediate(resolve));
+      i += size;
+      await pause();
     }
     if (this.closed) return;
     this.status = "ready";
@@ -188,6 +195,7 @@ export class Generation implements GenerationRef {
    */
   applyUpsert(rows: UpsertRow[], rids: Map<string, number>, typed: MetadataValue[][], seq: number, indexLater = false): void {
     const order = [...new Set(rows.map((row) => rids.get(row.pk)).filter((rid) => rid !== undefined))];
+    this.pace.noteWrite();
     this.retireVersions(order);
     rows.forEach((row, i) => {
       const rid = rids.get(row.pk);
@@ -273,7 +281,7 @@ export class Generation implements GenerationRef {
       try {
         if (this.status !== "ready" || !calibratable(this.mirror.liveCount)) return;
         const target = { mirror: this.mirror, index: this.hnsw, spec: this.spec };
-        const result = await calibrate(target, () => new Promise((resolve) => setImmediate(resolve)), () => this.closed);
+        const result = await calibrate(target, this.pace.pauser(), () => this.closed);
         if (!result) return;
         this.calibration = result;
         this.log("vector_store.calibrated", { collection: this.collection, generation: this.generation, rows: result.liveRows, bands: result.bands, ms: Math.round(performance.now() - started) });

@@ -10,8 +10,8 @@ import type { Mirror } from "./mirror.ts";
 import { checkStrays } from "./strays.ts";
 import type { CollectionStatus } from "./types.ts";
 
-/** Rows per step: about 64 ms of the event loop at most before a search gets its turn. */
-const STEP_ROWS = 64;
+/** Rows per step: about 30-50 ms of the event loop before a search gets its turn. */
+const STEP_ROWS = 32;
 
 type Owner = { readonly hnsw: HnswIndex; readonly mirror: Mirror; readonly status: CollectionStatus; readonly closed: boolean };
 
