@@ -19,7 +19,6 @@
 // and its data dir are removed at the end, also on failure or Ctrl-C.
 // Uses VECSYNC_BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/postgres).
 import postgres from "postgres";
-import { Database } from "bun:sqlite";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -27,7 +26,7 @@ import { startFakeEmbeddings, type FakeEmbeddings } from "../../test/fakes/embed
 import { progress, table } from "./lib/measure.ts";
 import { cdcRows, cdcRowsNeeded, runCdcPhase } from "./lib/pipeline-cdc-phase.ts";
 import { reconcileNote, reconcileRows, runReconcilePhase } from "./lib/pipeline-reconcile.ts";
-import { Api, mb, procStatusKb, RssSampler, signUp, startService, waitIdle, type Service } from "./lib/pipeline-service.ts";
+import { Api, mb, passTimes, procStatusKb, RssSampler, signUp, startService, waitIdle, type Service } from "./lib/pipeline-service.ts";
 
 const ADMIN_URL = process.env.VECSYNC_BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const arg = (name: string) => {
@@ -110,16 +109,6 @@ async function waitSynced(api: Api, id: string, deadline: number, rss: RssSample
   }
 }
 
-/** The pass's own start and end as the service recorded them (its database, read-only). */
-function passTimes(dataDir: string, id: string): { started: string | null; finished: string | null } {
-  const db = new Database(join(dataDir, "vecsync.db"), { readonly: true });
-  try {
-    const row = db.query("SELECT last_sync_started_at AS started, last_sync_at AS finished FROM vector_tables WHERE id = ?").get(id) as { started: string | null; finished: string | null } | null;
-    return row ?? { started: null, finished: null };
-  } finally {
-    db.close();
-  }
-}
 
 const database = `vecsync_bench_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
 const sourceUrl = new URL(ADMIN_URL);

@@ -9,13 +9,12 @@
 // at the 1 h default, one pass an hour. Fewer rows than 1M are extrapolated per row (a pass reads
 // each row's hashes once), and the output says so.
 import type postgres from "postgres";
-import { Database } from "bun:sqlite";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { FakeEmbeddings } from "../../../test/fakes/embeddings/server.ts";
 import { progress } from "./measure.ts";
-import { signUp, startService, type Api, type Service } from "./pipeline-service.ts";
+import { passTimes, signUp, startService, type Api, type Service } from "./pipeline-service.ts";
 
 export type ReconcileOptions = {
   sql: postgres.Sql;
@@ -58,15 +57,6 @@ async function settledReads(sql: postgres.Sql, quietMs = 2500): Promise<number> 
   }
 }
 
-function passTimes(dataDir: string, id: string): { started: string | null; finished: string | null } {
-  const db = new Database(join(dataDir, "vecsync.db"), { readonly: true });
-  try {
-    const row = db.query("SELECT last_sync_started_at AS started, last_sync_at AS finished FROM vector_tables WHERE id = ?").get(id) as { started: string | null; finished: string | null } | null;
-    return row ?? { started: null, finished: null };
-  } finally {
-    db.close();
-  }
-}
 
 /** The next completed pass after the one that started at `after` (polled in the service's database). */
 async function nextPass(dataDir: string, id: string, after: string | null, deadline: number): Promise<{ started: string; ms: number } | null> {

@@ -1,6 +1,7 @@
 // The service side of `bun run bench pipeline`: the real process (test/harness.ts startProcess),
 // a small REST client signed in over HTTP the way a user is (otp → outbox → verify → org → key),
 // and samplers of the process's memory and CPU read from /proc.
+import { Database } from "bun:sqlite";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { startProcess, type RunningProcess } from "../../../test/harness.ts";
@@ -112,3 +113,14 @@ export async function waitIdle(pid: number, quietMs = 1500, timeoutMs = 120_000)
 }
 
 export const mb = (kb: number) => (Number.isFinite(kb) ? `${Math.round(kb / 1024)} MB` : "n/a");
+
+/** The pass's own start and end as the service recorded them (its database, read-only). */
+export function passTimes(dataDir: string, id: string): { started: string | null; finished: string | null } {
+  const db = new Database(join(dataDir, "vecsync.db"), { readonly: true });
+  try {
+    const row = db.query("SELECT last_sync_started_at AS started, last_sync_at AS finished FROM vector_tables WHERE id = ?").get(id) as { started: string | null; finished: string | null } | null;
+    return row ?? { started: null, finished: null };
+  } finally {
+    db.close();
+  }
+}
