@@ -31,7 +31,6 @@ export type PassResult = { counts: ApplyCounts; rows: number };
 const PASS_FLUSH_ROWS = 512;
 
 /**
-/**
  * Every changed source row through `applyKeys`, then every stored row the source no longer has
  * deleted. The hash pages are read without the table's write lock (a change stream may write
  * meanwhile); each flush re-reads its rows' hashes under it, so what it writes is never older

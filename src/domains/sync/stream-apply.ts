@@ -14,11 +14,11 @@ function liveTarget(job: SyncJob) {
 }
 
 export async function applyBatch(job: SyncJob, batch: ChangeBatch): Promise<void> {
-  const budget = { remaining: await vectorAllowance(job.services, job.table.orgId) };
   if (batch.allRowsChanged) {
-    await hashPass(job, { ...liveTarget(job), budget });
+    await resync(job);
     return;
   }
+  const budget = { remaining: await vectorAllowance(job.services, job.table.orgId) };
   // By their real hashes: a change to no synced column costs nothing, a metadata-only one is a
   // metadata update, and the next reconciling pass finds every row stored here unchanged.
   // Searchable as soon as stored; the index catches up in the background (commit → queryable).
@@ -26,7 +26,7 @@ export async function applyBatch(job: SyncJob, batch: ChangeBatch): Promise<void
   if (applied.overBudget > 0) throw new BudgetExceededError(job.services.config.freeVectorBudget);
 }
 
-/** The hash pass a recreated feed owes (the consumer recreated the feed before it). */
+/** A hash pass over the live generation: what a recreated feed owes, and what a TRUNCATE calls for. */
 export async function resync(job: SyncJob): Promise<PassResult> {
   const budget = { remaining: await vectorAllowance(job.services, job.table.orgId) };
   return hashPass(job, { ...liveTarget(job), budget });
