@@ -1,4 +1,4 @@
-// `bun run bench pipeline [--rows N] [--reconcile-rows N] [--only cdc|reconcile] [--cdc-secs S] [--cdc-rates R,R,…] [--sweep-secs S] [--cdc-rows N]`: the whole job end to end on the real service process, over
+// `bun run bench pipeline [--rows N] [--reconcile-rows N] [--only cdc|reconcile] [--cdc-secs S] [--cdc-rates R,R,…] [--sweep-secs S] [--cdc-rows N] [--trace P]`: the whole job end to end on the real service process, over
 // its REST API, against a throwaway Postgres database of N rows (default 1,000,000) and the fake
 // emb_a provider (test/fakes/embeddings/server.ts) with no latency and no rate limit, asked for
 // text-embedding-3-small reduced to 256 dimensions. The fake rather than `local`: the fake is what
@@ -9,7 +9,8 @@
 //   2. incremental batch sync: 1 % of rows' text updated while the table is paused, then resume
 //      and time the one pass that follows; the fake must have received exactly the changed rows;
 //   3. cdc: a second table with sync_mode cdc under 500 changes/s for --cdc-secs (default 60):
-//      commit-to-queryable latency p50/p99 (defined in lib/pipeline-cdc.ts), then a sweep of the
+//      commit-to-queryable latency p50/p99 (defined in lib/pipeline-cdc.ts) after a 2 s warm-up
+//      reported apart (the first changes after the backfill: the stream opening), then a sweep of the
 //      --cdc-rates (default 1000,2000,3000,4000; --sweep-secs each, default 20) for the highest
 //      rate that keeps p99 ≤ 1 s (lib/pipeline-cdc-phase.ts);
 //   4. reconciliation: source rows read per hour by the reconciling passes of an idle cdc table of
@@ -46,6 +47,11 @@ const CDC = {
   rowsPerTxn: 10,
 };
 const CDC_ON = !ONLY || ONLY === "cdc";
+/**
+ * `--trace P`: the service logs at info to P.service.log, and P.slow.json lists each cdc run's
+ * transactions slower than 250 ms (commit time, latency) to read beside that log.
+ */
+const TRACE = arg("--trace");
 /** `--cdc-rows`: the cdc table's size (default: what the load needs, and N/10 up to 100,000). */
 const CDC_ROWS = CDC_ON ? Math.max(cdcRowsNeeded(CDC), Number(arg("--cdc-rows") ?? 0), Math.min(100_000, Math.ceil(ROWS / 10))) : 0;
 const SYNC_INTERVAL_SEC = 10;
@@ -161,7 +167,7 @@ try {
   fake = await startFakeEmbeddings("emb_a", {
     switches: { record: false, stateLimits: true, rateLimit: { requestsPerMinute: 10_000_000, tokensPerMinute: 10_000_000_000, burstSec: 6 } },
   });
-  service = await startService({ VECSYNC_EMB_A_URL: fake.url, VECSYNC_SYNC_INTERVAL: String(SYNC_INTERVAL_SEC), VECSYNC_FREE_VECTOR_BUDGET: "100000000", VECSYNC_LOG_LEVEL: "warn" }, dataDir);
+  service = await startService({ VECSYNC_EMB_A_URL: fake.url, VECSYNC_SYNC_INTERVAL: String(SYNC_INTERVAL_SEC), VECSYNC_FREE_VECTOR_BUDGET: "100000000", VECSYNC_LOG_LEVEL: TRACE ? "info" : "warn" }, dataDir, TRACE ? `${TRACE}.service.log` : undefined);
   rss = new RssSampler(service.pid);
   const idleKb = procStatusKb(service.pid, "VmRSS");
   const { api } = await signUp(service);
@@ -258,6 +264,7 @@ try {
       await Bun.sleep(2000); // the consumer starts on the next second's tick
       rss.resetPhase();
       const phase = await runCdcPhase(sql, api, cdc.id, CDC_ROWS, CDC, () => fake!.counters.inputs, startedAt + RUN_LIMIT_MS + 10 * 60_000);
+      if (TRACE) await Bun.write(`${TRACE}.slow.json`, JSON.stringify(phase.runs.map((r) => ({ rate: r.rate, slow: r.result.slow }))));
       rowsOut.push(...cdcRows(phase), ["  service peak RSS", `${mb(rss.phasePeakKb)}`, "", ""]);
       for (const { rate: r, result } of phase.runs) {
         if (result.seen < result.txns) notes.push(`${r}/s: ${result.txns - result.seen} cdc transactions were not queryable within 30 s after the load ended`);

@@ -27,6 +27,8 @@ export type CdcResult = {
   maxRowsPending: number;
   maxStalenessSecs: number;
   sustainedPerSec: number;
+  /** Transactions slower than 250 ms: commit time (epoch ms) and latency, for reading beside the service's log. */
+  slow: { at: number; ms: number }[];
 };
 
 /** Revision `rev` (from 1) rewrites rows (rev-1)·k+1 … rev·k: each row at most once per run. */
@@ -112,5 +114,6 @@ export async function runCdcLoad(sql: postgres.Sql, api: Api, tableId: string, t
     maxRowsPending,
     maxStalenessSecs,
     sustainedPerSec: (written.revs * load.rowsPerTxn * 1000) / written.ms,
+    slow: [...latency].filter(([, ms]) => ms > 250).map(([rev, ms]) => ({ at: committedAt.get(rev)!, ms })),
   };
 }

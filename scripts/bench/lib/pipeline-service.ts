@@ -8,8 +8,9 @@ import { startProcess, type RunningProcess } from "../../../test/harness.ts";
 
 export type Service = RunningProcess & { pid: number };
 
-export async function startService(env: Record<string, string>, dataDir: string): Promise<Service> {
-  const running = await startProcess({ env, dataDir, timeoutMs: 60_000 });
+/** `logTo`: the service's log (stderr) goes to that file. */
+export async function startService(env: Record<string, string>, dataDir: string, logTo?: string): Promise<Service> {
+  const running = await startProcess({ env, dataDir, timeoutMs: 60_000, stderrTo: logTo });
   return Object.assign(running, { pid: running.proc.pid });
 }
 

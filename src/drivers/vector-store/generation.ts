@@ -15,7 +15,7 @@ import { pruneTombstones, readChangesSince } from "./reads.ts";
 import { recordCheckpoint } from "./registry.ts";
 import { checkpointDue, REBUILD_STEP_ROWS, restore } from "./restart.ts";
 import { LaterIndexer } from "./later.ts";
-import { BUSY_STEP_ROWS, Pacer } from "./pace.ts";
+import { Pacer, Steps } from "./pace.ts";
 import { checkStrays, StraySweeper } from "./strays.ts";
 import type { GenerationRef } from "./rows.ts";
 import type { CollectionStatus, GenerationSpec, IndexParams, MetadataValue, UpsertRow } from "./types.ts";
@@ -123,12 +123,13 @@ export class Generation implements GenerationRef {
     const started = performance.now();
     const rids = this.mirror.liveRids();
     const pause = this.pace.pauser();
+    // Short steps (pace.ts), and while writes go on (a compaction under a change stream) rests between them.
+    const steps = new Steps(16, REBUILD_STEP_ROWS);
     for (let i = 0; i < rids.length && !this.closed; ) {
-      // While writes go on (a compaction under a change stream): short steps, rests between them.
-      const size = this.pace.writing ? BUSY_STEP_ROWS : REBUILD_STEP_ROWS;
+      const size = steps.size;
       // Writes during the rebuild go to this same index; `add` skips versions already placed.
       const step = Array.from(rids.subarray(i, i + size)).filter((rid) => this.mirror.isLive(rid));
-      addCurrentVersions(this.hnsw, this.mirror, step);
+      steps.run(step.length, () => addCurrentVersions(this.hnsw, this.mirror, step));
       i += size;
       await pause();
     }

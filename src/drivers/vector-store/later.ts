@@ -7,17 +7,18 @@
 // saved index: start-up adds every live row the index lacks (restart.ts coverLiveRows).
 import { addCurrentVersions, type HnswIndex } from "./hnsw.ts";
 import type { Mirror } from "./mirror.ts";
+import { Steps } from "./pace.ts";
 import { checkStrays } from "./strays.ts";
 import type { CollectionStatus } from "./types.ts";
 
-/** Rows per step: about 30-50 ms of the event loop before a search gets its turn. */
-const STEP_ROWS = 32;
 
 type Owner = { readonly hnsw: HnswIndex; readonly mirror: Mirror; readonly status: CollectionStatus; readonly closed: boolean };
 
 export class LaterIndexer {
   private readonly waiting = new Set<number>();
   private running: Promise<void> | null = null;
+  /** Steps sized by time (pace.ts): ~1 ms a row for the add and its check at 256 dimensions. */
+  private readonly steps = new Steps(4, 256);
 
   constructor(private readonly owner: Owner) {}
 
@@ -39,17 +40,20 @@ export class LaterIndexer {
     while (this.waiting.size > 0 && !this.owner.closed) {
       await new Promise((resolve) => setImmediate(resolve));
       const step: number[] = [];
+      const size = this.steps.size;
       for (const rid of this.waiting) {
         this.waiting.delete(rid);
         if (this.owner.mirror.isLive(rid)) step.push(rid);
-        if (step.length >= STEP_ROWS) break;
+        if (step.length >= size) break;
       }
       const { hnsw, mirror, status } = this.owner;
       // While loading nothing is written; while rebuilding the rebuild places what it lists and
       // `add` skips versions already placed, and the sweep after it finds the strays.
       if (status === "loading") continue;
-      addCurrentVersions(hnsw, mirror, step);
-      if (status === "ready") checkStrays(hnsw, mirror, step);
+      this.steps.run(step.length, () => {
+        addCurrentVersions(hnsw, mirror, step);
+        if (status === "ready") checkStrays(hnsw, mirror, step);
+      });
     }
   }
 }

@@ -1,15 +1,20 @@
-// How a generation's background work (a rebuild, a calibration) shares the event loop with the
-// writes and searches: while writes go on it takes short steps and rests between them, at most
-// BUSY_SHARE of the loop. It is upkeep — a compaction's dead keys only cost memory and search
-// width, searches are exact until a rebuild ends, a calibration only tunes — while a change
-// stream's writes and the searches are what a user waits for (commit → queryable: measured by
-// `bun run bench pipeline`, where an unpaced compaction of 18k rows held the loop ~2.3 s).
+// How a generation's background work (a rebuild, a stray sweep, deferred index adds, a
+// calibration) shares the event loop with the writes and searches a user waits for.
+//
+// Two rules. Steps are short in *time* (Steps: rows sized from the measured cost of the last
+// step, ~SLICE_MS each): every await on the write path — the source read, the embedding call,
+// each libSQL statement — and every search may wait one step, so the step length is added to
+// commit → queryable many times over. A first change after a backfill took 530 ms while the
+// post-backfill sweep ran 128-row (~32 ms) steps between its awaits; a 1,024-row rebuild step
+// held the loop ~180 ms. And while writes go on, the work rests between steps (Pacer), at most
+// BUSY_SHARE of the loop: a compaction's dead keys only cost memory and search width, searches
+// are exact until a rebuild ends, a calibration only tunes. Measured by `bun run bench pipeline`.
 
 /** Writes this recent make background work rest. */
 const BUSY_WRITES_MS = 1_000;
 const BUSY_SHARE = 0.25;
-/** Rows per rebuild step while writes go on (REBUILD_STEP_ROWS otherwise). */
-export const BUSY_STEP_ROWS = 128;
+/** Target length of one background step. */
+export const SLICE_MS = 5;
 
 export class Pacer {
   private lastWriteAt = 0;
@@ -23,13 +28,39 @@ export class Pacer {
   }
 
   /** A pause for between steps: a turn for the others, and while writes go on a rest as well. */
-  pauser(): () => Promise<void> {
+  pauser(share = BUSY_SHARE): () => Promise<void> {
     let resumed = performance.now();
     return async () => {
       const worked = performance.now() - resumed;
-      const rest = this.writing ? (worked * (1 - BUSY_SHARE)) / BUSY_SHARE : 0;
+      const rest = this.writing ? (worked * (1 - share)) / share : 0;
       await new Promise((resolve) => (rest > 0 ? setTimeout(resolve, rest) : setImmediate(resolve)));
       resumed = performance.now();
     };
+  }
+}
+
+/**
+ * Step sizes for work done a row at a time: as many rows as the last step's cost per row says
+ * fit in SLICE_MS, between `min` and `max`. Starts at `min` (the cost is unknown).
+ */
+export class Steps {
+  private msPerRow = 0;
+
+  constructor(
+    private readonly min: number,
+    private readonly max: number,
+  ) {}
+
+  get size(): number {
+    if (this.msPerRow <= 0) return this.min;
+    return Math.max(this.min, Math.min(this.max, Math.floor(SLICE_MS / this.msPerRow)));
+  }
+
+  /** Runs one step of `rows` rows, timing it for the next size. */
+  run<T>(rows: number, work: () => T): T {
+    const started = performance.now();
+    const result = work();
+    if (rows > 0) this.msPerRow = (performance.now() - started) / rows;
+    return result;
   }
 }

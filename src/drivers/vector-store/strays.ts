@@ -7,14 +7,11 @@
 // every quiet spell in the writes. Searches score the strays exactly beside the graph's
 // candidates (search.ts withStrays), so once a sweep has run every live row is findable.
 import type { HnswIndex } from "./hnsw.ts";
+import { Steps } from "./pace.ts";
 import type { Mirror } from "./mirror.ts";
 import type { CollectionStatus } from "./types.ts";
 
-/**
- * Rows per sweep step: ~0.3 ms a row, so a step holds the event loop ~40 ms at most before a
- * search gets its turn. And the depth of each check.
- */
-const SWEEP_STEP_ROWS = 128;
+/** The depth of each check. A sweep's steps are sized by time (pace.ts Steps). */
 const STRAY_CHECK_K = 10;
 /** A sweep starts once writes have paused this long (a backfill's pages come faster). */
 const SWEEP_QUIET_MS = 500;
@@ -140,10 +137,12 @@ export class StraySweeper {
   private async sweep(): Promise<void> {
     const { hnsw, mirror } = this.host;
     const rids = mirror.liveRids();
-    for (let i = 0; i < rids.length; i += SWEEP_STEP_ROWS) {
+    const steps = new Steps(8, 512);
+    for (let i = 0; i < rids.length; ) {
       if (this.host.closed || this.host.hnsw !== hnsw) return;
       const started = performance.now();
-      checkStrays(hnsw, mirror, Array.from(rids.subarray(i, i + SWEEP_STEP_ROWS)).filter((rid) => mirror.isLive(rid)));
+      const step = Array.from(rids.subarray(i, (i += steps.size))).filter((rid) => mirror.isLive(rid));
+      steps.run(step.length, () => checkStrays(hnsw, mirror, step));
       const took = performance.now() - started;
       const writing = performance.now() - this.lastWriteAt < SWEEP_QUIET_MS;
       if (writing) await new Promise((resolve) => setTimeout(resolve, (took * (1 - SWEEP_BUSY_SHARE)) / SWEEP_BUSY_SHARE));
