@@ -24,6 +24,8 @@ export type CdcResult = {
   max: number;
   /** Mean round trip of one probe query: the resolution of the latency figures. */
   probePeriodMs: number;
+  /** Probe queries asked: each embeds its query text once (no query cache), so each is one embedding input. */
+  probes: number;
   maxRowsPending: number;
   maxStalenessSecs: number;
   sustainedPerSec: number;
@@ -111,6 +113,7 @@ export async function runCdcLoad(sql: postgres.Sql, api: Api, tableId: string, t
     p99: percentile(sorted, 99),
     max: sorted.at(-1) ?? NaN,
     probePeriodMs: probeMs / Math.max(1, probes),
+    probes,
     maxRowsPending,
     maxStalenessSecs,
     sustainedPerSec: (written.revs * load.rowsPerTxn * 1000) / written.ms,

@@ -7,9 +7,9 @@
 // vectors, as a metadata filter usually is), recall of the HNSW path at depth 1, 2, 4, 8 against
 // the exact answer. A band whose depth-1 recall is clearly short (DEFAULT_FLOOR) then uses the
 // cheapest choice (by the planner's cost model, so the outcome does not depend on timing noise)
-// that reaches TARGET_RECALL; exact when none does. Runs in the background, a query at a time;
+// that reaches TARGET_RECALL; exact when none does. Runs in the background in short steps (pace.ts);
 // searches use the defaults meanwhile.
-import { cutWithTies, exactTopK, rescore } from "./exact.ts";
+import { type Candidate, cutWithTies, exactTopK, rescore } from "./exact.ts";
 import type { HnswIndex } from "./hnsw.ts";
 import { type Mirror, normalizeInPlace } from "./mirror.ts";
 import { type Band, type Calibration, exactCostUs, filteredHnswPlan, hnswCostUs, searchBreadth } from "./planner.ts";
@@ -88,14 +88,16 @@ export async function calibrate(target: CalibrationTarget, pause: () => Promise<
     const recall = depths.map(() => 0);
     for (const query of queries) {
       if (closed()) return null;
-      const truth = new Set(exactTopK(mirror, query, matching, K).map((c) => c.rid));
-      plans.forEach((plan, i) => {
+      const truth = await exactTruth(mirror, query, matching, pause);
+      for (const [i, plan] of plans.entries()) {
         const found = hnswCandidates(index, mirror, query, plan, pred, null);
-        if (!found.complete) return void (recall[i]! += 1); // the search falls back to the exact path
-        const top = cutWithTies(rescore(mirror, query, found.rids.slice(0, plan.rescore)), K).slice(0, K);
-        recall[i]! += top.filter((c) => truth.has(c.rid)).length / Math.min(K, truth.size || K);
-      });
-      await pause();
+        if (!found.complete) recall[i]! += 1; // the search falls back to the exact path
+        else {
+          const top = cutWithTies(rescore(mirror, query, found.rids.slice(0, plan.rescore)), K).slice(0, K);
+          recall[i]! += top.filter((c) => truth.has(c.rid)).length / Math.min(K, truth.size || K);
+        }
+        await pause();
+      }
     }
     const mean = recall.map((r) => r / queries.length);
     // The defaults stand unless clearly short: probes are noisy near the target (48 × 10 neighbours).
@@ -103,6 +105,22 @@ export async function calibrate(target: CalibrationTarget, pause: () => Promise<
     bands.push(chosen < 0 ? { selectivity: p, choice: "exact", recall: 1 } : { selectivity: p, choice: depths[chosen]!, recall: mean[chosen]! });
   }
   return { liveRows: live.length, bands };
+}
+
+/**
+ * Rows per slice of a probe's exact answer. A whole band's scan (48k rows at 256 dimensions) held
+ * the event loop ~25 ms per probe, and every await of a change being applied meanwhile waited
+ * that long (pace.ts); a slice is a few ms, and the slices' top-k merge to the band's.
+ */
+const TRUTH_SLICE_ROWS = 8192;
+
+async function exactTruth(mirror: Mirror, query: Float32Array, matching: Uint32Array, pause: () => Promise<void>): Promise<Set<number>> {
+  const found: Candidate[] = [];
+  for (let i = 0; i < matching.length; i += TRUTH_SLICE_ROWS) {
+    found.push(...exactTopK(mirror, query, matching.subarray(i, i + TRUTH_SLICE_ROWS), K));
+    await pause();
+  }
+  return new Set(cutWithTies(found, K).map((c) => c.rid));
 }
 
 /**
