@@ -1,11 +1,12 @@
 // One generation of a collection held in process: its mirror, its HNSW index and its state, and
 // the live operations on them: writes applied after they commit, pins held by searches, and upkeep
 // in the background (checkpoints by rows written, compaction of dead keys (hnsw.ts), stray sweeps
-// (strays.ts), calibration). Start-up and the checkpoint cadence live in restart.ts. Whenever the
-// index is in doubt it is rebuilt in the background while searches are answered exactly (never
-// empty/partial).
+// (strays.ts), calibration). Start-up and the checkpoint cadence live in restart.ts. An index in
+// doubt is rebuilt in the background while searches are answered exactly (never empty/partial);
+// a compaction builds beside the serving index (compaction.ts).
 import type { Client } from "@libsql/client";
 import { calibratable, calibrate, isStale } from "./calibration.ts";
+import { buildCompacted } from "./compaction.ts";
 import { removeCheckpointFiles, writeCheckpoint } from "./checkpoint.ts";
 import { addCurrentVersions, HnswIndex } from "./hnsw.ts";
 import { Mutex } from "./lock.ts";
@@ -98,7 +99,8 @@ export class Generation implements GenerationRef {
         this.status = "ready";
         this.log("vector_store.index_loaded", { collection: this.collection, generation: this.generation, rows: this.mirror.liveCount, replayed: restored.replayed, dead: this.hnsw.dead, ...restored.timing });
         const compaction = this.compactIfDead(client);
-        if (!compaction) {
+        if (compaction) this.track(compaction);
+        else {
           this.sweeper.owe();
           void this.sweeper.now();
         }
@@ -136,7 +138,11 @@ export class Generation implements GenerationRef {
     if (this.closed) return;
     this.status = "ready";
     this.log("vector_store.index_rebuilt", { collection: this.collection, generation: this.generation, rows: this.hnsw.size, ms: Math.round(performance.now() - started) });
-    // Tracked in the same turn as "ready": whenReady() then waits for the checkpoint and sweep.
+    this.indexReplaced(client);
+  }
+
+  /** A new complete index: saved, and swept for strays. Tracked in the same turn as it became servable, so whenReady() waits for both. */
+  private indexReplaced(client: Client): void {
     this.track(this.checkpoint(client));
     this.sweeper.owe();
     void this.sweeper.now();
@@ -155,14 +161,24 @@ export class Generation implements GenerationRef {
 
   /**
    * Dead keys cost memory and widen every search (hnsw.ts asks for k × size / live): once they
-   * pass COMPACT_DEAD_SHARE of the index the index is rebuilt from the mirror, answering
-   * exactly meanwhile. Returns the rebuild, or null when none is due.
+   * pass COMPACT_DEAD_SHARE of the index a compacted one is built beside it (compaction.ts) and
+   * swapped in, then saved and swept. Returns the compaction, or null when none is due.
    */
   compactIfDead(client: Client): Promise<void> | null {
     const dead = this.hnsw.dead;
     if (this.status !== "ready" || this.closed || dead < COMPACT_MIN_DEAD || dead < COMPACT_DEAD_SHARE * this.hnsw.size) return null;
     this.log("vector_store.index_compact", { collection: this.collection, generation: this.generation, dead, keys: this.hnsw.size });
-    return this.startRebuild(client);
+    return this.compact(client);
+  }
+
+  private async compact(client: Client): Promise<void> {
+    const started = performance.now();
+    const next = await buildCompacted(this, this.pace.pauser());
+    if (!next) return;
+    this.hnsw = next;
+    this.log("vector_store.index_compacted", { collection: this.collection, generation: this.generation, rows: next.size, ms: Math.round(performance.now() - started) });
+    this.checkpointSeq = -1; // the saved index is the old one: save this one
+    this.indexReplaced(client);
   }
 
   /** Applies rows changed by anyone (another process sharing the database) since appliedSeq. */

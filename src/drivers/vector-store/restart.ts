@@ -81,13 +81,8 @@ export async function restore(client: Client, ref: GenerationRef, mirror: Mirror
   return { seq, checkpoint: loaded, problem, replayed, timing };
 }
 
-/**
- * The restart invariant: every live row's current version is in the index (count and change
- * sequence are what the keys encode). Adds every one that is missing — the rows written after
- * the checkpoint, and anything a checkpoint should have had and did not; every other key in
- * the index is dead (deleted or replaced rows) and never returned. Returns rows added.
- */
-async function coverLiveRows(index: HnswIndex, mirror: Mirror): Promise<number> {
+/** Live rows whose current version `index` lacks (ascending rids). */
+export function missingRows(index: HnswIndex, mirror: Mirror): number[] {
   const rids = mirror.liveRids();
   const missing: number[] = [];
   for (let i = 0; i < rids.length; i += LOAD_PAGE_ROWS) {
@@ -95,6 +90,17 @@ async function coverLiveRows(index: HnswIndex, mirror: Mirror): Promise<number> 
     const present = index.has(step, Array.from(step, (rid) => mirror.versionOf(rid)));
     present.forEach((p, j) => p || missing.push(step[j]!));
   }
+  return missing;
+}
+
+/**
+ * The restart invariant: every live row's current version is in the index (count and change
+ * sequence are what the keys encode). Adds every one that is missing — the rows written after
+ * the checkpoint, and anything a checkpoint should have had and did not; every other key in
+ * the index is dead (deleted or replaced rows) and never returned. Returns rows added.
+ */
+async function coverLiveRows(index: HnswIndex, mirror: Mirror): Promise<number> {
+  const missing = missingRows(index, mirror);
   // In steps, the event loop served between them (searches take the SQL path while loading).
   for (let i = 0; i < missing.length; i += REBUILD_STEP_ROWS) {
     addCurrentVersions(index, mirror, missing.slice(i, i + REBUILD_STEP_ROWS));

@@ -60,6 +60,37 @@ describe("happy", () => {
     const meta = JSON.parse(readFileSync(join(w.indexDir, "vt_k.g1.json"), "utf8"));
     expect(checkIndexFile(join(w.indexDir, meta.file), { dimensions: 32, bytesPerVector: 32, connectivity: 16 })).toEqual({ count: 2500 });
   });
+  test("a compaction builds beside the serving index: searches stay on the graph and find every row, old and rewritten, until the swap", async () => {
+    await using w = await makeWorld();
+    const events: string[] = [];
+    const store = await w.open({ ...OPTS, log: (e) => events.push(e) });
+    await store.createCollection("vt_k", SPEC);
+    const first = randomRows(1, 4000, 1);
+    await store.upsert("vt_k", first);
+    await store.whenReady("vt_k");
+    // 1,500 rows rewritten: 1,500 dead of 5,500 keys passes a quarter, so this write starts a compaction.
+    const moved = randomRows(1, 1500, 2);
+    await store.upsert("vt_k", moved);
+    expect(events).toContain("vector_store.index_compact");
+    expect(events).not.toContain("vector_store.index_compacted");
+    expect(store.status("vt_k")).toBe("ready");
+    // Written while the compaction runs: the catch-up puts them in the new index.
+    const during = randomRows(4001, 4100, 3);
+    await store.upsert("vt_k", during);
+    for (const row of [...moved.slice(0, 30), ...first.slice(3000, 3030), ...during.slice(0, 30)]) {
+      const { hits, path } = await store.search("vt_k", { vector: row.vector, k: 1 });
+      expect(path).toBe("hnsw");
+      expect(hits[0]?.pk).toBe(row.pk);
+    }
+    await store.whenReady("vt_k");
+    expect(events).toContain("vector_store.index_compacted");
+    for (const row of [...moved.slice(0, 30), ...first.slice(3000, 3030), ...during.slice(0, 30)]) {
+      expect((await store.search("vt_k", { vector: row.vector, k: 1 })).hits[0]?.pk).toBe(row.pk);
+    }
+    await store.close();
+    const meta = JSON.parse(readFileSync(join(w.indexDir, "vt_k.g1.json"), "utf8"));
+    expect(checkIndexFile(join(w.indexDir, meta.file), { dimensions: 32, bytesPerVector: 32, connectivity: 16 })).toEqual({ count: 4100 });
+  });
 });
 
 describe("errors", () => {
