@@ -99,7 +99,8 @@ export class PgvectorStore implements PlatformVectorStore {
         for (const statement of createTableStatements(family.base, { ref, generation: 1, spec }, { vectorIndex: true })) await tx.unsafe(statement);
       });
     } catch (err) {
-      throw privilegeError((err as DriverError).cause ?? err, this.database) ?? err;
+      if (err instanceof PlatformSetupError) throw err;
+      throw privilegeError(err instanceof DriverError ? err.cause : err, this.database) ?? err;
     }
   }
 
@@ -306,7 +307,7 @@ export class PgvectorStore implements PlatformVectorStore {
     try {
       return await fn();
     } catch (e) {
-      if (e instanceof VectorStoreError || e instanceof FilterError || e instanceof DriverError || e instanceof PlatformSetupError) throw e;
+      if (e instanceof VectorStoreError || e instanceof FilterError || e instanceof DriverError) throw e;
       throw driverError(e);
     }
   }

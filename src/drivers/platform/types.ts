@@ -4,6 +4,7 @@
 // VectorStore's so the sync engine and the query service can drive either (through the
 // per-table seam, domains/vector-tables/storage.ts); rows, hashes, filters and hits are the
 // managed store's own types.
+import { DriverError } from "../../shared/errors.ts";
 import type { GenerationSpec, MetadataUpdate, RowHashes, SearchHit, SearchRequest, StoredDoc, UpsertRow } from "../vector-store/index.ts";
 
 export type { GenerationSpec, MetadataUpdate, RowHashes, SearchHit, SearchRequest, UpsertRow };
@@ -52,18 +53,16 @@ export interface PlatformGenerations {
 }
 
 /**
- * A platform refused what vecsync needs of it (not a failure to retry): the vector extension is
- * missing, a privilege is, or a name cannot be used. The vector-tables service answers 400 with
- * the message, which carries the database's own words and what to run.
+ * A platform refused what vecsync needs of it: the vector extension is missing, a privilege is, or
+ * a name cannot be used. Trying again does not help (a task fails at once); the vector-tables
+ * service answers 400 with the message, which carries the database's own words and what to run.
  */
-export class PlatformSetupError extends Error {
-  override readonly name = "PlatformSetupError";
-  constructor(
-    readonly kind: "extension_missing" | "privileges" | "names",
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
+export class PlatformSetupError extends DriverError {
+  readonly kind: "extension_missing" | "privileges" | "names";
+  constructor(kind: PlatformSetupError["kind"], message: string, options: { cause?: unknown } = {}) {
+    super(message, { retryable: false, cause: options.cause });
+    this.name = "PlatformSetupError";
+    this.kind = kind;
   }
 }
 
