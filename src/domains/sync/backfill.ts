@@ -87,6 +87,7 @@ async function backfill(services: Services, ctx: Ctx, table: VectorTableRow, sta
     let rows = outcome.progress.rows_processed;
     // Rows stored before this backfill that the source no longer has: one hash pass removes them.
     if ((await job.store.count()) > rows) rows = (await hashPass(job, target, { signal: ctx.signal })).rows;
+    await job.store.settle();
     const counts = await completedCounts(services, job.store, table, rows);
     const finished = await finishFill(services.database.db, ctx.complete, { table, counts, startedAt: progress.started_at! }, services.clock.now().toISOString());
     if (!finished) return { kind: "config_moved" };

@@ -128,6 +128,7 @@ async function passOn(services: Services, table: VectorTableRow): Promise<PassRe
       const { live } = await job.store.generations();
       const budget = { remaining: await vectorAllowance(services, table.orgId) };
       result = await hashPass(job, { generation: live, reference: live, budget }, { tally });
+      await job.store.settle(); // a table whose first backfill never completed gets its index once a pass has filled it
     } finally {
       await job.close();
     }

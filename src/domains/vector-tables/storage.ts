@@ -42,6 +42,8 @@ export interface TableStore {
   create(spec: TableSpec): Promise<void>;
   /** Removes the storage and every generation; nothing there is fine. */
   drop(): Promise<void>;
+  /** After a fill or pass: ready to serve at full speed (a platform's ANN index built if missing). Idempotent. */
+  settle(): Promise<void>;
   upsert(rows: UpsertRow[], target?: StoreTarget): Promise<void>;
   delete(pks: string[], target?: StoreTarget): Promise<number>;
   updateMetadata(updates: MetadataUpdate[], target?: StoreTarget): Promise<number>;
@@ -87,6 +89,8 @@ export function managedTableStore(vectors: VectorStore, collection: string): Tab
         if (!(err instanceof VectorStoreError && err.code === "collection_not_found")) throw err;
       }
     },
+    // The managed index follows every write by itself.
+    settle: async () => {},
     upsert: (rows, target) => vectors.upsert(collection, rows, target),
     delete: (pks, target) => vectors.delete(collection, pks, target),
     updateMetadata: (updates, target) => vectors.updateMetadata(collection, updates, target),
@@ -126,6 +130,7 @@ export function platformTableStore(store: PlatformVectorStore, ref: string, secr
     exists: () => scrubbed(() => store.hasTable(ref)),
     create: (spec) => scrubbed(() => store.ensureTable(ref, spec)),
     drop: () => scrubbed(() => store.dropTable(ref)),
+    settle: () => scrubbed(() => store.buildIndex(ref)),
     upsert: (rows, target) => scrubbed(() => store.upsert(ref, rows, { generation: target?.generation })),
     delete: (pks, target) => scrubbed(() => store.delete(ref, pks, { generation: target?.generation })),
     updateMetadata: (updates, target) => scrubbed(() => store.updateMetadata(ref, updates, { generation: target?.generation })),
@@ -142,8 +147,8 @@ export function platformTableStore(store: PlatformVectorStore, ref: string, secr
     pin: () =>
       scrubbed(async () => {
         // Nothing to hold: the search names the generation, and a swap since is answered by a retry (TablePin).
-        const { live, spec } = await store.generations(ref);
-        return { generation: live, spec, search: (req) => scrubbed(() => store.search(ref, req, { generation: live })), release: () => {} };
+        const { generation, spec } = await store.live(ref);
+        return { generation, spec, search: (req) => scrubbed(() => store.search(ref, req, { generation })), release: () => {} };
       }),
   };
 }

@@ -32,7 +32,7 @@ import {
   VECTOR_COLUMN,
   type TableComment,
 } from "./pgvector-schema.ts";
-import { searchTable, type Runner } from "./pgvector-search.ts";
+import { PgvectorSearcher } from "./pgvector-query.ts";
 import { driverError, privilegeError, setupDatabase } from "./pgvector-setup.ts";
 import { PlatformSetupError, type HashesRequest, type PlatformGenerations, type PlatformSearchResult, type PlatformTableSpec, type PlatformTarget, type PlatformVectorStore, type StoredDoc } from "./types.ts";
 
@@ -52,12 +52,18 @@ interface Resolved {
   comment: TableComment;
 }
 
+/** Search tuning; tests lower `exactMaxRows` (pgvector-search.ts EXACT_MAX_ROWS) to reach the HNSW path on small tables. */
+export type PgvectorTuning = { exactMaxRows?: number };
+
 /** Opens the store with the source connection's vetted credentials (docs/api.md#host-guard host checks done by the caller). */
-export function connectPgvectorStore(credentials: PostgresCredentials, options: PostgresSourceOptions = {}): PgvectorStore {
+export function connectPgvectorStore(credentials: PostgresCredentials, options: PostgresSourceOptions & PgvectorTuning = {}): PgvectorStore {
+  const base = connectionOptions(credentials, options);
   // Unnamed statements: a generation swap may change a column's type under the same SQL text,
   // which a cached prepared statement would refuse ("cached plan must not change result type").
-  const sql = postgres({ ...connectionOptions(credentials, options), prepare: false }) as unknown as Sql;
-  return new PgvectorStore(sql, { ownsConnection: true, database: credentials.database });
+  // Searches inline their values as quoted literals (pgvector-search.ts inline), exact only with
+  // standard_conforming_strings, pinned here whatever the server's default.
+  const sql = postgres({ ...base, prepare: false, connection: { ...base.connection, standard_conforming_strings: "on" } }) as unknown as Sql;
+  return new PgvectorStore(sql, { ownsConnection: true, database: credentials.database, exactMaxRows: options.exactMaxRows });
 }
 
 export class PgvectorStore implements PlatformVectorStore {
@@ -65,14 +71,16 @@ export class PgvectorStore implements PlatformVectorStore {
   private readonly database: string;
   /** The database checked (extension, schema) once per store; a failed check is tried again next time. */
   private ready: Promise<void> | null = null;
+  private readonly searcher: PgvectorSearcher;
 
   /** `sql` may be shared; it is ended by `close()` only when the store opened it. */
   constructor(
     private readonly sql: Sql,
-    opts: { ownsConnection?: boolean; database?: string } = {},
+    opts: { ownsConnection?: boolean; database?: string } & PgvectorTuning = {},
   ) {
     this.ownsConnection = opts.ownsConnection ?? false;
     this.database = opts.database ?? "(this database)";
+    this.searcher = new PgvectorSearcher(sql, (ref) => this.withFamily(ref, "shared", async (_tx, family) => resolve(family, ref, {}).comment), opts.exactMaxRows);
   }
 
   refFor(id: string, name: string): string {
@@ -96,12 +104,27 @@ export class PgvectorStore implements PlatformVectorStore {
           if (sameSpec(family.live.spec, spec)) return;
           throw new VectorStoreError("collection_exists", `platform table ${ref} exists with another shape`);
         }
-        for (const statement of createTableStatements(family.base, { ref, generation: 1, spec }, { vectorIndex: true })) await tx.unsafe(statement);
+        // No HNSW index while the first backfill fills it (searches are exact scans meanwhile): buildIndex makes it in one go.
+        for (const statement of createTableStatements(family.base, { ref, generation: 1, spec }, { vectorIndex: false })) await tx.unsafe(statement);
       });
+      this.searcher.forget(ref);
     } catch (err) {
       if (err instanceof PlatformSetupError) throw err;
       throw privilegeError(err instanceof DriverError ? err.cause : err, this.database) ?? err;
     }
+  }
+
+  async buildIndex(ref: string): Promise<void> {
+    await this.withFamily(ref, "shared", async (tx, family) => {
+      const { table, comment } = resolve(family, ref, {});
+      const index = createVectorIndex(table, comment.generation, comment.spec.dimensions);
+      // Looked up first: CREATE INDEX IF NOT EXISTS would still wait for the table's writers.
+      const [has] = await tx.unsafe(
+        `SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am am ON am.oid = c.relam WHERE i.indrelid = $1::text::regclass AND am.amname = 'hnsw'`,
+        [qualified(table)],
+      );
+      if (index && !has) await tx.unsafe(index);
+    });
   }
 
   async dropTable(ref: string): Promise<void> {
@@ -109,6 +132,7 @@ export class PgvectorStore implements PlatformVectorStore {
       for (const g of family.building.keys()) await tx.unsafe(`DROP TABLE IF EXISTS ${qualified(buildingTable(family.base, g))}`);
       await tx.unsafe(`DROP TABLE IF EXISTS ${qualified(family.base)}`);
     });
+    this.searcher.forget(ref);
   }
 
   async hasTable(ref: string): Promise<boolean> {
@@ -221,12 +245,12 @@ export class PgvectorStore implements PlatformVectorStore {
   }
 
   async search(ref: string, req: SearchRequest, target: PlatformTarget = {}): Promise<PlatformSearchResult> {
-    return this.withFamily(ref, "shared", async (tx, family) => {
-      const { table, comment } = resolve(family, ref, {});
-      if (target.generation !== undefined && target.generation !== comment.generation) throw noGeneration(ref, target.generation);
-      const node = parseFilter(req.filter, comment.spec.metadata);
-      return searchTable(tx as unknown as Runner, table, comment, node, req);
-    });
+    return this.run(() => this.searcher.search(ref, req, target));
+  }
+
+  async live(ref: string): Promise<{ generation: number; spec: PlatformTableSpec }> {
+    const { generation, spec } = await this.run(() => this.searcher.live(ref));
+    return { generation, spec };
   }
 
   async generations(ref: string): Promise<PlatformGenerations> {
@@ -263,6 +287,7 @@ export class PgvectorStore implements PlatformVectorStore {
       await tx.unsafe(`DROP TABLE ${qualified(family.base)}`);
       await tx.unsafe(`ALTER TABLE ${qualified(buildingTable(family.base, generation))} RENAME TO ${quoteIdent(family.base)}`);
     });
+    this.searcher.forget(ref);
   }
 
   async dropGeneration(ref: string, generation: number): Promise<void> {

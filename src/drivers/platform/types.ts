@@ -75,11 +75,18 @@ export interface PlatformVectorStore {
   /** Problems a spec has on this platform (reserved or over-long names…), for a 400 before anything is created. */
   specProblems(spec: PlatformTableSpec): string[];
   /**
-   * Creates the table (as generation 1) if missing. Idempotent for the same spec; a table that
+   * Creates the table (as generation 1) if missing, possibly without its ANN index until
+   * `buildIndex` (searches are exact meanwhile). Idempotent for the same spec; a table that
    * exists with another spec → VectorStoreError `collection_exists`. What the platform refuses
    * (no vector extension, no privilege) → PlatformSetupError.
    */
   ensureTable(ref: string, spec: PlatformTableSpec): Promise<void>;
+  /**
+   * Readies the live table to serve at full speed after bulk writes (pgvector: builds its HNSW
+   * index once a first backfill has filled it, much faster than growing it row by row; a no-op
+   * when there is nothing to do). Idempotent and cheap when done.
+   */
+  buildIndex(ref: string): Promise<void>;
   /** Drops the table and every building generation; no error when nothing exists. */
   dropTable(ref: string): Promise<void>;
   hasTable(ref: string): Promise<boolean>;
@@ -105,6 +112,12 @@ export interface PlatformVectorStore {
   search(ref: string, req: SearchRequest, target?: PlatformTarget): Promise<PlatformSearchResult>;
 
   generations(ref: string): Promise<PlatformGenerations>;
+  /**
+   * The live generation and its shape, for a query to embed with; may answer from a cache (it is
+   * read on every query): a search naming a generation no longer live throws `generation_not_found`,
+   * and the caller asks again.
+   */
+  live(ref: string): Promise<{ generation: number; spec: PlatformTableSpec }>;
   /** Starts an empty building generation (a new table) for a re-backfill; returns its number. The key column defaults to the live one's. */
   createGeneration(ref: string, spec: PlatformTableSpec): Promise<number>;
   /** Makes a building generation live in one transaction: a search sees the old or the new, never a mix. */

@@ -135,6 +135,9 @@ describe("happy", () => {
     await store.ensureTable(ref, SPEC);
     const rows = productRows(1000, 16, 21);
     await store.upsert(ref, rows);
+    // Made without the index (a first backfill fills it first), then indexed in one go.
+    await store.buildIndex(ref);
+    await store.buildIndex(ref);
     await db.sql.unsafe('ANALYZE vecsync."vt_hnsw0001_hnsw"');
     const vector = `[${Array.from(rows[5]!.vector).join(",")}]`;
     // On 1,000 rows the planner may find a sequential scan as cheap; with it priced out, the plan
@@ -187,6 +190,7 @@ describe("happy", () => {
     const ref = platformVectorRef("wide0001xxxx", "wide");
     const spec: GenerationSpec = { dimensions: 3072, numericPk: true, metadata: [{ name: "n", type: "integer" }] };
     await store.ensureTable(ref, spec);
+    await store.buildIndex(ref);
     const [column] = await db.sql`SELECT format_type(atttypid, atttypmod) AS type FROM pg_attribute WHERE attrelid = 'vecsync.vt_wide0001_wide'::regclass AND attname = 'embedding'`;
     expect(column!.type).toBe("halfvec(3072)");
     const [index] = await db.sql`SELECT indexdef FROM pg_indexes WHERE schemaname = 'vecsync' AND tablename = 'vt_wide0001_wide' AND indexdef LIKE '%hnsw%'`;
