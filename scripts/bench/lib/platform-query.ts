@@ -23,7 +23,7 @@ const K = 10;
 export type QueryRow = { engine: string; selectivity: number; sample: Sample; paths?: string };
 export type QueryReport = { rows: QueryRow[]; loadSeconds: number; indexSeconds: number; bytesPerVector: number };
 
-const vectorText = (v: Float32Array) => `[${Array.from(v).join(",")}]`;
+const vectorText = (v: Float32Array) => `[${v.join(",")}]`;
 
 export async function queryPhase(credentials: PostgresCredentials, url: string, opts: { rows: number; dims: number; queries: number; selectivities: number[] }): Promise<QueryReport> {
   const { rows: n, dims, queries, selectivities } = opts;
@@ -81,9 +81,10 @@ export async function queryPhase(credentials: PostgresCredentials, url: string, 
         return res.hits.map((h) => Number(h.pk));
       },
       "raw same SQL": async (i) => {
-        const order = plan.kind === "ann" ? `ORDER BY embedding <=> ${vec} LIMIT ${annLimit(K)}` : `ORDER BY score DESC LIMIT ${K + 1}`;
-        const rows = await raw.unsafe(`SELECT id, embedded_text, price, 1 - (embedding <=> ${vec}) AS score FROM ${table} ${where} ${order}`, [vectorText(data.queries[i]!)]);
-        return rows.map((r) => ({ id: Number(r.id), score: Number(r.score) })).sort((a, b) => b.score - a.score || a.id - b.id).slice(0, K).map((r) => r.id);
+        const select = `SELECT id, embedded_text, price, embedding <=> ${vec} AS distance FROM ${table} ${where}`;
+        const statement = plan.kind === "ann" ? `${select} ORDER BY distance LIMIT ${annLimit(K)}` : `SELECT * FROM (${select} OFFSET 0) AS scored ORDER BY distance LIMIT ${K + 1}`;
+        const rows = await raw.unsafe(statement, [vectorText(data.queries[i]!)]);
+        return rows.map((r) => ({ id: Number(r.id), distance: Number(r.distance) })).sort((a, b) => a.distance - b.distance || a.id - b.id).slice(0, K).map((r) => r.id);
       },
       "raw ANN": async (i) => {
         const rows = await rawAnn.unsafe(`SELECT id FROM ${table} ${where} ORDER BY embedding <=> ${vec} LIMIT ${K}`, [vectorText(data.queries[i]!)]);

@@ -1,16 +1,18 @@
 // Searches of pgvector platform tables in one round trip, so that a query through vecsync costs
 // what the same SQL costs sent by hand (`bun run bench platform`). A search is one simple-protocol
-// message run as one implicit transaction: the ref's shared advisory lock (a generation swap
-// holds it exclusively, pgvector.ts), the live table's comment, the search settings, the search.
-// The SQL is built from the live generation as last seen (cached per ref): the comment read
-// under the lock says whether it is still live; when not (another process swapped it), the
-// cache is refreshed and the search runs again, or, for a caller that embedded its query for
-// that generation, VectorStoreError `generation_not_found` (it embeds again for the new one).
+// message run as one implicit transaction: the search settings, the search, then the OID of the
+// table now named as the live one. The SQL is built from the live generation as last seen (cached
+// per ref with its table's OID). The OID read last tells which table the search read: the search
+// holds that table's lock until the message ends, so a swap (which drops the old table) cannot
+// complete in between, and OIDs are never reused for a table swapped back. Another OID: the
+// generation moved (another process swapped it); the cache is refreshed and the search runs
+// again, or, for a caller that embedded its query for that generation, VectorStoreError
+// `generation_not_found` (it embeds again for the new one).
 // Postgres's estimate of a filter's matches is one more round trip, kept a minute per filter.
 import type postgres from "postgres";
 import { parseFilter, VectorStoreError, type SearchRequest } from "../vector-store/index.ts";
 import { vectorText } from "./pgvector-rows.ts";
-import { baseOf, indexable, parseComment, qualified, type TableComment } from "./pgvector-schema.ts";
+import { baseOf, indexable, qualified, type TableComment } from "./pgvector-schema.ts";
 import { annLimit, byScoreThenPk, planSearch, readEstimate, SearchSql, settingsStatement, type Estimate } from "./pgvector-search.ts";
 import type { PlatformSearchResult, PlatformTarget } from "./types.ts";
 
@@ -23,14 +25,17 @@ const ESTIMATES_KEPT = 1000;
 /** The SQL was built for a generation that is no longer live. */
 class Moved extends Error {}
 
+/** A live generation and the OID of its table. */
+export type LiveTable = TableComment & { oid: number };
+
 export class PgvectorSearcher {
-  private readonly lives = new Map<string, TableComment>();
+  private readonly lives = new Map<string, LiveTable>();
   private readonly estimates = new Map<string, { estimate: Estimate; at: number }>();
 
   /** `readLive`: the live generation read under the ref's lock (collection_not_found when none). */
   constructor(
     private readonly sql: postgres.Sql,
-    private readonly readLive: (ref: string) => Promise<TableComment>,
+    private readonly readLive: (ref: string) => Promise<LiveTable>,
     private readonly exactMaxRows?: number,
   ) {}
 
@@ -40,7 +45,7 @@ export class PgvectorSearcher {
   }
 
   /** The live generation, possibly as last seen; a search names it and finds out. */
-  async live(ref: string): Promise<TableComment> {
+  async live(ref: string): Promise<LiveTable> {
     const known = this.lives.get(ref);
     if (known) return known;
     const live = await this.readLive(ref);
@@ -72,34 +77,31 @@ export class PgvectorSearcher {
     }
   }
 
-  private async run(ref: string, base: string, live: TableComment, q: SearchSql, filtered: boolean, minScore: number | null, k: number): Promise<PlatformSearchResult> {
+  private async run(ref: string, base: string, live: LiveTable, q: SearchSql, filtered: boolean, minScore: number | null, k: number): Promise<PlatformSearchResult> {
     const plan = planSearch(k, filtered ? await this.estimate(ref, live, q) : null, indexable(live.spec.dimensions), this.exactMaxRows);
     let path: PlatformSearchResult["path"] = plan.kind === "ann" ? "index" : "exact";
-    let rows = q.hits(await this.locked(ref, base, live, plan.kind === "ann" ? [settingsStatement(plan.ef), q.ann(annLimit(k))] : [q.exact(k + 1)]));
+    let rows = q.hits(await this.checked(base, live, plan.kind === "ann" ? [settingsStatement(plan.ef), q.ann(annLimit(k))] : [q.exact(k + 1)]));
     if (rows.length < k + 1 && plan.kind === "ann") {
       path = "exact";
-      rows = q.hits(await this.locked(ref, base, live, [q.exact(k + 1)]));
+      rows = q.hits(await this.checked(base, live, [q.exact(k + 1)]));
     }
     const order = byScoreThenPk(live.spec.numericPk);
     rows.sort(order);
     if (rows.length > k && rows[k - 1]!.score === rows[k]!.score) {
       const tie = rows[k]!.score;
-      const tied = q.hits(await this.locked(ref, base, live, [q.tie(tie)]));
+      const tied = q.hits(await this.checked(base, live, [q.tie(tie)]));
       rows = [...rows.filter((r) => r.score > tie), ...tied].sort(order);
     }
     const hits = rows.slice(0, k).filter((r) => minScore === null || r.score >= minScore);
     return { hits, path };
   }
 
-  /** `statements` under the ref's shared lock, after checking `live` is still the live generation; the last statement's rows. */
-  private async locked(ref: string, base: string, live: TableComment, statements: string[]): Promise<Rows> {
-    // `ref` passed baseOf: [a-z0-9_.] only, safe as a literal.
-    const lock = `SELECT pg_advisory_xact_lock_shared(hashtextextended('vecsync:${ref}', 0))`;
-    const check = `SELECT obj_description('${qualified(base).replaceAll("'", "''")}'::regclass, 'pg_class') AS comment`;
-    const results = (await this.sql.unsafe([lock, check, ...statements].join(";\n")).simple()) as unknown as Rows[];
-    const now = parseComment(results[1]?.[0]?.comment);
-    if (!now || now.ref !== ref || now.generation !== live.generation) throw new Moved();
-    return results[results.length - 1]!;
+  /** `statements`, then the live table's OID, in one message; the last statement's rows if that table is `live`'s. */
+  private async checked(base: string, live: LiveTable, statements: string[]): Promise<Rows> {
+    const check = `SELECT '${qualified(base).replaceAll("'", "''")}'::regclass::oid::text::int8 AS oid`;
+    const results = (await this.sql.unsafe([...statements, check].join(";\n")).simple()) as unknown as Rows[];
+    if (Number(results[results.length - 1]?.[0]?.oid) !== live.oid) throw new Moved();
+    return results[results.length - 2]!;
   }
 
   private async estimate(ref: string, live: TableComment, q: SearchSql): Promise<Estimate> {

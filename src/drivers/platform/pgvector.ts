@@ -1,10 +1,11 @@
 // The platform-mode store on the relational source: vectors in the source Postgres itself, with
 // pgvector, in the schema `vecsync` (names and DDL: pgvector-schema.ts; search: pgvector-search.ts;
 // what the database must offer: pgvector-setup.ts).
-// Every call is one transaction that first takes an advisory lock on the ref: shared for row
-// work and searches, exclusive for DDL (create, swap, drop). So a generation swap waits for the
-// searches in flight and the next ones wait for it: each sees the old table or the new one,
-// never a mix and never a missing table.
+// Every call but a search is one transaction that first takes an advisory lock on the ref:
+// shared for row work, exclusive for DDL (create, swap, drop), so DDL never meets a write in
+// flight. A search takes no lock: it runs on whichever table is live, which Postgres's own table
+// lock keeps from being dropped under it, and then checks that table's OID is the one it planned
+// for (pgvector-query.ts): it sees the old generation or the new one, never a mix.
 import postgres from "postgres";
 import { DriverError } from "../../shared/errors.ts";
 import { connectionOptions, type PostgresCredentials, type PostgresSourceOptions } from "../sources/postgres-connect.ts";
@@ -43,6 +44,8 @@ type Tx = postgres.TransactionSql;
 interface Family {
   base: string;
   live: TableComment | null;
+  /** The live table's OID: a search checks it to know which table it read (pgvector-query.ts). */
+  liveOid: number | null;
   building: Map<number, TableComment>;
 }
 
@@ -80,7 +83,8 @@ export class PgvectorStore implements PlatformVectorStore {
   ) {
     this.ownsConnection = opts.ownsConnection ?? false;
     this.database = opts.database ?? "(this database)";
-    this.searcher = new PgvectorSearcher(sql, (ref) => this.withFamily(ref, "shared", async (_tx, family) => resolve(family, ref, {}).comment), opts.exactMaxRows);
+    const readLive = (ref: string) => this.withFamily(ref, "shared", async (_tx, family) => ({ ...resolve(family, ref, {}).comment, oid: family.liveOid! }));
+    this.searcher = new PgvectorSearcher(sql, readLive, opts.exactMaxRows);
   }
 
   refFor(id: string, name: string): string {
@@ -340,19 +344,21 @@ export class PgvectorStore implements PlatformVectorStore {
 
 function readFamily(tx: Tx, base: string) {
   return tx.unsafe(
-    `SELECT c.relname, obj_description(c.oid, 'pg_class') AS comment FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+    `SELECT c.relname, c.oid::text::int8 AS oid, obj_description(c.oid, 'pg_class') AS comment FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
      WHERE n.nspname = $1::text AND c.relkind = 'r' AND (c.relname = $2::text OR c.relname LIKE $3::text)`,
     [PLATFORM_SCHEMA, base, buildingPattern(base)],
   );
 }
 
 function familyOf(rows: Record<string, unknown>[], ref: string, base: string): Family {
-  const family: Family = { base, live: null, building: new Map() };
+  const family: Family = { base, live: null, liveOid: null, building: new Map() };
   for (const row of rows) {
     const comment = parseComment(row.comment);
     if (!comment || comment.ref !== ref) continue;
-    if (row.relname === base) family.live = comment;
-    else if (row.relname === buildingTable(base, comment.generation)) family.building.set(comment.generation, comment);
+    if (row.relname === base) {
+      family.live = comment;
+      family.liveOid = Number(row.oid);
+    } else if (row.relname === buildingTable(base, comment.generation)) family.building.set(comment.generation, comment);
   }
   return family;
 }
