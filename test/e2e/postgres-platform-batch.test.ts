@@ -6,8 +6,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { lexicalVector } from "../../src/drivers/embeddings/local.ts";
 import { eventually } from "../harness.ts";
-import { bruteForce, embeddedText, eventuallyExact, eventuallyStatus, mismatch, must, probe, type Row } from "./helpers.ts";
+import { embeddedText, eventuallyExact, eventuallyStatus, must, probe, type Row } from "./helpers.ts";
 import { createAndBackfill, openPgWorld, tableBody, type PgWorld } from "./postgres-world.ts";
+import { queriesDuringRebackfill, sourceEdits } from "./scenarios.ts";
 import { codesProbe, NEW_COLUMNS, NEW_CONFIG, OLD_CONFIG, PROBES, ROWS, TIED } from "./source.ts";
 
 let w: PgWorld;
@@ -74,12 +75,7 @@ describe("happy", () => {
   });
 
   test("source insert, text update, metadata-only update, delete and emptied text are reflected by a sync pass, in the platform table too", async () => {
-    await w.pg.sql`INSERT INTO docs VALUES (1000, 'zebra quasar lantern', 'a brand new row', 'travel', 12.5, 7, true, 'r1000')`;
-    await w.pg.sql`UPDATE docs SET title = 'walrus nebula', body = 'rewritten text' WHERE id = 5`;
-    await w.pg.sql`UPDATE docs SET category = 'changed', price = 99.5, stock = 19, active = false WHERE id = 6`;
-    await w.pg.sql`DELETE FROM docs WHERE id = 7`;
-    await w.pg.sql`UPDATE docs SET title = NULL, body = NULL WHERE id = 8`;
-    const touched = codesProbe(["r1000", "r5", "r6", "r7", "r8", "r9"], "zebra quasar walrus nebula");
+    const touched = await sourceEdits(w);
     await exactNow(table.id, [touched, ...PROBES]);
     const stored = new Map((await vectorsTable()).map((r) => [r.id, r]));
     expect(stored.get(1000)).toMatchObject({ embedded_text: "Title: zebra quasar lantern\na brand new row" });
@@ -107,29 +103,10 @@ describe("happy", () => {
     const rows = await w.readRows();
     const loopProbes = [PROBES[0]!, PROBES[5]!, PROBES[17]!];
     must(await w.api.call("PUT", `/v1/vector-tables/${table.id}`, { columns: NEW_COLUMNS, embedding_dimensions: 96 }), 200);
-    let done = false, answered = 0, fromOld = 0, fromNew = 0;
-    const failures: string[] = [];
     const building = new Set<string>();
-    const loop = (async () => {
-      while (!done) {
-        for (const name of await vecsyncTables()) building.add(name);
-        for (const p of loopProbes) {
-          const answer = await w.api.call("POST", `/v1/vector-tables/${table.id}/query`, p.body);
-          answered++;
-          const old = mismatch(answer, bruteForce(OLD_CONFIG, rows, p.body, p.where));
-          const neu = mismatch(answer, bruteForce(NEW_CONFIG, rows, p.body, p.where));
-          if (old === null) fromOld++;
-          else if (neu === null) fromNew++;
-          else failures.push(`${JSON.stringify(p.body)}: old: ${old}; new: ${neu}`);
-        }
-      }
-    })();
-    try {
-      await eventuallyStatus(w.api, table.id, "synced", 30_000);
-    } finally {
-      done = true;
-      await loop;
-    }
+    const { answered, fromOld, fromNew, failures } = await queriesDuringRebackfill(w, table.id, rows, loopProbes, async () => {
+      for (const name of await vecsyncTables()) building.add(name);
+    });
     expect(failures).toEqual([]);
     console.log(`platform rebackfill: ${answered} queries during it, ${fromOld} from the old configuration, ${fromNew} from the new`);
     expect([...building].some((name) => name.startsWith(`vt_${table.id.slice(0, 8)}$g`))).toBe(true);

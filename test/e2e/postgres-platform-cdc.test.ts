@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eventually } from "../harness.ts";
 import { eventuallyExact, eventuallyStatus, must, probe } from "./helpers.ts";
 import { createAndBackfill, openPgWorld, tableBody, type PgWorld } from "./postgres-world.ts";
+import { reflectedOn, streamedEdits } from "./scenarios.ts";
 import { codesProbe, NEW_COLUMNS, NEW_CONFIG, OLD_CONFIG, PROBES, ROWS } from "./source.ts";
 
 const BOUND_MS = 5_000;
@@ -25,12 +26,7 @@ const slots = () => w.pg.sql<{ slot_name: string; active: boolean }[]>`SELECT sl
 const status = async () => must(await w.api.call("GET", `/v1/vector-tables/${table.id}/sync/status`), 200);
 const storedIds = async () => (await w.pg.sql.unsafe(`SELECT id FROM ${table.platform_vector_ref} ORDER BY id`)).map((r) => Number(r.id));
 
-async function reflected(change: () => Promise<unknown>, probes = PROBES, config = OLD_CONFIG): Promise<number> {
-  await change();
-  const started = Date.now();
-  await eventuallyExact(w.api, table.id, probes, config, w.readRows, BOUND_MS);
-  return Date.now() - started;
-}
+const reflected = (change: () => Promise<unknown>, probes = PROBES, config = OLD_CONFIG) => reflectedOn(w, () => table.id, BOUND_MS)(change, probes, config);
 
 describe("happy", () => {
   test("backfilled to synced into the platform table; queries exact; a replication slot holds the feed", async () => {
@@ -42,15 +38,7 @@ describe("happy", () => {
   }, 20_000);
 
   test("insert, text update, metadata-only update, delete and emptied text arrive through the stream within seconds", async () => {
-    const touched = codesProbe(["r2000", "r21", "r22", "r23", "r24", "r25"], "zebra quasar walrus nebula");
-    const took = [
-      await reflected(() => w.pg.sql`INSERT INTO docs VALUES (2000, 'zebra quasar lantern', 'a brand new row', 'travel', 12.5, 7, true, 'r2000')`, [touched]),
-      await reflected(() => w.pg.sql`UPDATE docs SET title = 'walrus nebula', body = 'rewritten text' WHERE id = 21`, [touched]),
-      await reflected(() => w.pg.sql`UPDATE docs SET category = 'changed', price = 99.5, stock = 19, active = false WHERE id = 22`, [touched]),
-      await reflected(() => w.pg.sql`DELETE FROM docs WHERE id = 23`, [touched]),
-      await reflected(() => w.pg.sql`UPDATE docs SET title = NULL, body = NULL WHERE id = 24`, [touched]),
-      await reflected(() => w.pg.sql.begin((tx) => [tx`UPDATE docs SET category = NULL WHERE id BETWEEN 30 AND 60`, tx`DELETE FROM docs WHERE id BETWEEN 61 AND 70`]), PROBES),
-    ];
+    const { took } = await streamedEdits(w, reflected);
     console.log(`platform cdc: commit to exact answers in ${took.join(", ")} ms`);
     const ids = await storedIds();
     expect(ids).toContain(2000);

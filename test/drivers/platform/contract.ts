@@ -187,7 +187,8 @@ export function storeContract(name: string, open: () => Promise<StoreSubject>): 
   });
 }
 
-function reference(rows: UpsertRow[], vector: Float32Array, k: number, keep: (m: Metadata) => boolean, minScore: number | null) {
+/** Brute-force top-k over rows passing `keep`, ties by numeric pk, then `minScore` (with float slack). */
+export function reference(rows: UpsertRow[], vector: Float32Array, k: number, keep: (m: Metadata) => boolean, minScore: number | null) {
   return rows
     .filter((r) => keep(r.metadata))
     .map((r) => ({ pk: r.pk, score: cosine(r.vector, vector) }))
@@ -197,7 +198,7 @@ function reference(rows: UpsertRow[], vector: Float32Array, k: number, keep: (m:
 }
 
 /** Same ranking up to float noise: a near-tie (within the tolerance) may swap places. */
-function expectRanking(hits: SearchHit[], expected: { pk: string; score: number }[], tolerance: number, what: string) {
+export function expectRanking(hits: SearchHit[], expected: { pk: string; score: number }[], tolerance: number, what: string) {
   const context = `${what}: got ${JSON.stringify(hits.map((h) => h.pk))}, expected ${JSON.stringify(expected.map((e) => e.pk))}`;
   expect(hits.length, context).toBe(expected.length);
   hits.forEach((h, i) => {

@@ -3,7 +3,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { platformVectorRef } from "../../../src/drivers/platform/pgvector-schema.ts";
 import { compilePredicate, FilterError, parseFilter, VectorStoreError, type GenerationSpec, type Metadata, type SearchHit, type UpsertRow } from "../../../src/drivers/vector-store/index.ts";
-import { cosine, productRows, rng, SPEC } from "../vector-store/helpers.ts";
+import { productRows, rng, SPEC } from "../vector-store/helpers.ts";
+import { expectRanking, reference } from "./contract.ts";
 import { platformWorld, type PlatformWorld } from "./world.ts";
 
 let world: PlatformWorld;
@@ -122,7 +123,7 @@ describe("happy", () => {
           const minScore = qi === 2 ? 0.2 : null;
           const { hits } = await store.search(ref, { vector, k, filter, minScore });
           const expected = reference(rows, vector, k, keep, minScore);
-          expectSameRanking(hits, expected, `${JSON.stringify(filter)} q${qi} k${k}`);
+          expectRanking(hits, expected, 1e-5, `${JSON.stringify(filter)} q${qi} k${k}`);
           for (const h of hits) expect(keep(h.metadata)).toBe(true);
         }
       }
@@ -245,24 +246,3 @@ describe("errors", () => {
     await expect(store.count("vecsync.vt_nothere0_x")).rejects.toMatchObject({ code: "collection_not_found" });
   });
 });
-
-function reference(rows: UpsertRow[], vector: Float32Array, k: number, keep: (m: Metadata) => boolean, minScore: number | null) {
-  return rows
-    .filter((r) => keep(r.metadata))
-    .map((r) => ({ pk: r.pk, score: cosine(r.vector, vector) }))
-    .sort((a, b) => b.score - a.score || Number(a.pk) - Number(b.pk))
-    .slice(0, k)
-    .filter((r) => minScore === null || r.score >= minScore - 1e-6);
-}
-
-/** pgvector sums in float32: equal rankings up to ~1e-6 in score (a near-tie may swap places). */
-function expectSameRanking(hits: SearchHit[], expected: { pk: string; score: number }[], what: string) {
-  const context = `${what}: got ${JSON.stringify(hits.map((h) => h.pk))}, expected ${JSON.stringify(expected.map((e) => e.pk))}`;
-  expect(hits.length, context).toBe(expected.length);
-  hits.forEach((h, i) => {
-    expect(Math.abs(h.score - expected[i]!.score), context).toBeLessThan(1e-5);
-    if (i > 0) expect(hits[i - 1]!.score >= h.score, context).toBe(true);
-  });
-  const near = (pk: string) => expected.some((e) => e.pk === pk) || Math.abs(hits.find((h) => h.pk === pk)!.score - expected[expected.length - 1]!.score) < 1e-5;
-  for (const h of hits) expect(near(h.pk), context).toBe(true);
-}
