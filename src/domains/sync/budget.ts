@@ -5,8 +5,6 @@ import type { Services } from "../../services.ts";
 import { DriverError } from "../../shared/errors.ts";
 import { organizations } from "../organizations/tables.ts";
 import { organizationVectorTables } from "../vector-tables/repo.ts";
-import { hasStorage } from "../vector-tables/state.ts";
-import { tableStore } from "../vector-tables/storage.ts";
 import type { VectorTableRow } from "../vector-tables/tables.ts";
 
 /** Stops a backfill or sync for good (no retry): the budget will not grow by trying again. */
@@ -27,18 +25,13 @@ export async function vectorAllowance(services: Services, orgId: string): Promis
 }
 
 /**
- * A table's stored vectors: the managed store's in-memory count; a platform table's count in its
- * own database, or, when that database cannot be reached now, the `synced_rows` last recorded
- * (one customer database being down must not stop the sync of the organization's other tables).
+ * A table's stored vectors: the managed store's count (in memory); a platform table's last
+ * recorded `synced_rows` (the store's own count when it was written, after every page, pass and
+ * change batch), not a count(*) in the customer's database: the allowance is asked before every
+ * change batch of every table, and one slow or unreachable database must not hold up the others.
+ * It includes rows with empty text, so it errs on the side of the budget.
  */
 async function storedVectors(services: Services, table: VectorTableRow): Promise<number> {
-  if (table.mode === "managed") return services.vectors.hasCollection(table.vectorstoreCollection) ? services.vectors.count(table.vectorstoreCollection) : 0;
-  if (!hasStorage(table)) return 0;
-  try {
-    const store = await tableStore(services, table);
-    return (await store.exists()) ? await store.count() : 0;
-  } catch (err) {
-    services.logger.warn({ err, vector_table_id: table.id }, "vector budget: platform table not reachable, counting its last synced_rows");
-    return table.syncedRows;
-  }
+  if (table.mode === "platform") return table.syncedRows;
+  return services.vectors.hasCollection(table.vectorstoreCollection) ? services.vectors.count(table.vectorstoreCollection) : 0;
 }

@@ -1,6 +1,7 @@
-// Platform mode on a relational connection, where the database says no or goes away: a user
-// without the privilege to create the schema gets 400 in the database's own words; columns a
-// platform table cannot hold are refused on PUT too; deleting the organization drops the table.
+// Platform mode on a relational connection, at its edges: a user without the privilege to create
+// the schema gets 400 in the database's own words; columns a platform table cannot hold are
+// refused on PUT too; the vector budget stops a platform backfill as it does a managed one;
+// deleting the organization drops the table.
 import { afterAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import postgres from "postgres";
 import { eventually, PG_ADMIN_URL, type TestApp, type ThrowawayDatabase } from "../../harness.ts";
@@ -56,6 +57,29 @@ describe("errors", () => {
 });
 
 describe("happy", () => {
+  test("vector budget: a platform backfill stores what fits, stops, and names the budget", async () => {
+    await pg.sql`CREATE EXTENSION IF NOT EXISTS vector`;
+    const { vectorAllowance } = await import("../../../src/domains/sync/budget.ts");
+    const config = app.services.config as { freeVectorBudget: number };
+    const before = config.freeVectorBudget;
+    config.freeVectorBudget = before - (await vectorAllowance(app.services, org.id)) + 7;
+    try {
+      const conn = await sourceConnection(app, org.owner.key, pg, { mode: "platform" });
+      const t = await newTable(app, org.owner.key, tableBody({ connectionId: conn, providerId: f.providerId }, { name: "budgeted" }));
+      app.services.scheduler.start();
+      expect((await app.request("POST", `/v1/vector-tables/${t.id}/backfill`, { headers: org.owner.key })).status).toBe(200);
+      const status = await eventually(async () => {
+        const s = await json(await app.request("GET", `/v1/vector-tables/${t.id}/sync/status`, { headers: org.owner.key }));
+        return s.sync_status === "error" && s;
+      }, 15_000);
+      expect(status.last_error).toContain("vector budget exceeded");
+      const [stored] = await pg.sql.unsafe(`SELECT count(*)::int AS n FROM ${t.platform_vector_ref}`);
+      expect(stored!.n).toBe(7);
+    } finally {
+      config.freeVectorBudget = before;
+    }
+  });
+
   test("deleting the organization drops its platform tables from the source", async () => {
     await pg.sql`CREATE EXTENSION IF NOT EXISTS vector`;
     const { newOrganization } = await import("../../helpers/organizations.ts");
