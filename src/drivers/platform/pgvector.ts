@@ -1,6 +1,7 @@
 // The platform-mode store on the relational source: vectors in the source Postgres itself, with
-// pgvector, in the schema `vecsync` (names and DDL: pgvector-schema.ts; search: pgvector-search.ts;
-// what the database must offer: pgvector-setup.ts).
+// pgvector, in the schema `vecsync` (names and DDL: pgvector-schema.ts; the tables of a ref:
+// pgvector-family.ts; row writes: pgvector-writes.ts; searches: pgvector-query.ts and
+// pgvector-search.ts; what the database must offer: pgvector-setup.ts).
 // Every call but a search is one transaction that first takes an advisory lock on the ref:
 // shared for row work, exclusive for DDL (create, swap, drop), so DDL never meets a write in
 // flight. A search takes no lock: it runs on whichever table is live, which Postgres's own table
@@ -10,20 +11,19 @@ import postgres from "postgres";
 import { DriverError } from "../../shared/errors.ts";
 import { connectionOptions, type PostgresCredentials, type PostgresSourceOptions } from "../sources/postgres-connect.ts";
 import { FilterError, parseFilter, VectorStoreError, type MetadataUpdate, type RowHashes, type SearchRequest, type UpsertRow } from "../vector-store/index.ts";
-import { compilePg, PG_CAST } from "./filters-pg.ts";
-import { assertText, lastPerKey, metadataParams, parseVectorText, rowsPerStatement, vectorText, type Param } from "./pgvector-rows.ts";
+import { compilePg } from "./filters-pg.ts";
+import { familyOf, noGeneration, readFamily, resolve, type Family } from "./pgvector-family.ts";
+import { parseVectorText, type Param } from "./pgvector-rows.ts";
+import { updateMetadataStatements, upsertStatements } from "./pgvector-writes.ts";
 import {
   assertSpec,
   baseOf,
-  buildingPattern,
   buildingTable,
   createTableStatements,
   createVectorIndex,
   layoutOf,
   META_HASH_COLUMN,
-  parseComment,
   platformVectorRef,
-  PLATFORM_SCHEMA,
   qualified,
   quoteIdent,
   sameSpec,
@@ -31,7 +31,6 @@ import {
   TEXT_COLUMN,
   TEXT_HASH_COLUMN,
   VECTOR_COLUMN,
-  type TableComment,
 } from "./pgvector-schema.ts";
 import { PgvectorSearcher } from "./pgvector-query.ts";
 import { driverError, privilegeError, setupDatabase } from "./pgvector-setup.ts";
@@ -39,21 +38,6 @@ import { PlatformSetupError, type HashesRequest, type PlatformGenerations, type 
 
 type Sql = postgres.Sql;
 type Tx = postgres.TransactionSql;
-
-/** The tables of one ref: the live one (when it exists) and its building generations. */
-interface Family {
-  base: string;
-  live: TableComment | null;
-  /** The live table's OID: a search checks it to know which table it read (pgvector-query.ts). */
-  liveOid: number | null;
-  building: Map<number, TableComment>;
-}
-
-/** A resolved target: the table to use and its generation's shape. */
-interface Resolved {
-  table: string;
-  comment: TableComment;
-}
 
 /** Search tuning; tests lower `exactMaxRows` (pgvector-search.ts EXACT_MAX_ROWS) to reach the HNSW path on small tables. */
 export type PgvectorTuning = { exactMaxRows?: number };
@@ -147,32 +131,7 @@ export class PgvectorStore implements PlatformVectorStore {
     if (rows.length === 0) return;
     await this.withFamily(ref, "shared", async (tx, family) => {
       const { table, comment } = resolve(family, ref, target);
-      const { spec } = comment;
-      const layout = layoutOf(spec);
-      const columns = [layout.pk, TEXT_COLUMN, ...spec.metadata.map((_, i) => layout.meta(i)), VECTOR_COLUMN, TEXT_HASH_COLUMN, META_HASH_COLUMN];
-      const last = columns.length - 1;
-      const cast = (i: number, n: number): string => {
-        if (i === 0) return layout.pkParam(n);
-        if (i === 1 || i >= last - 1) return `$${n}::text`;
-        if (i === last - 2) return layout.vectorParam(n);
-        return `$${n}::text::${PG_CAST[spec.metadata[i - 2]!.type]}`;
-      };
-      const updates = columns.slice(1).map((c) => `${c} = excluded.${c}`).join(", ");
-      // Validate every row before writing any.
-      const values = lastPerKey(rows).map((r) => [
-        r.pk,
-        assertText(r.text, "text", r.pk),
-        ...metadataParams(spec, r.metadata, r.pk),
-        vectorText(r.vector, spec.dimensions, r.pk),
-        r.textHash,
-        r.metaHash,
-      ]);
-      const per = rowsPerStatement(columns.length);
-      for (let start = 0; start < values.length; start += per) {
-        const params: Param[] = [];
-        const tuples = values.slice(start, start + per).map((row) => `(${row.map((value, i) => (params.push(value), cast(i, params.length))).join(", ")})`);
-        await tx.unsafe(`INSERT INTO ${qualified(table)} (${columns.join(", ")}) VALUES ${tuples.join(", ")} ON CONFLICT (${layout.pk}) DO UPDATE SET ${updates}`, params);
-      }
+      for (const statement of upsertStatements(table, comment.spec, rows)) await tx.unsafe(statement.sql, statement.params);
     });
   }
 
@@ -190,23 +149,8 @@ export class PgvectorStore implements PlatformVectorStore {
     if (updates.length === 0) return 0;
     return this.withFamily(ref, "shared", async (tx, family) => {
       const { table, comment } = resolve(family, ref, target);
-      const { spec } = comment;
-      const layout = layoutOf(spec);
-      const casts = [(n: number) => layout.pkParam(n), (n: number) => `$${n}::text`, ...spec.metadata.map((c) => (n: number) => `$${n}::text::${PG_CAST[c.type]}`)];
-      const values = lastPerKey(updates).map((u) => [u.pk, u.metaHash, ...metadataParams(spec, u.metadata, u.pk)]);
-      const aliases = spec.metadata.map((_, i) => `m${i}`);
-      const sets = [`${META_HASH_COLUMN} = u.meta_hash`, ...aliases.map((a, i) => `${layout.meta(i)} = u.${a}`)].join(", ");
       let updated = 0;
-      const per = rowsPerStatement(casts.length);
-      for (let start = 0; start < values.length; start += per) {
-        const params: Param[] = [];
-        const tuples = values.slice(start, start + per).map((row) => `(${row.map((v, i) => (params.push(v), casts[i]!(params.length))).join(", ")})`);
-        const rows = await tx.unsafe(
-          `UPDATE ${qualified(table)} AS t SET ${sets} FROM (VALUES ${tuples.join(", ")}) AS u (key, meta_hash${aliases.map((a) => `, ${a}`).join("")}) WHERE t.${layout.pk} = u.key RETURNING 1`,
-          params,
-        );
-        updated += rows.length;
-      }
+      for (const statement of updateMetadataStatements(table, comment.spec, updates)) updated += (await tx.unsafe(statement.sql, statement.params)).length;
       return updated;
     });
   }
@@ -340,38 +284,4 @@ export class PgvectorStore implements PlatformVectorStore {
       throw driverError(e);
     }
   }
-}
-
-function readFamily(tx: Tx, base: string) {
-  return tx.unsafe(
-    `SELECT c.relname, c.oid::text::int8 AS oid, obj_description(c.oid, 'pg_class') AS comment FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-     WHERE n.nspname = $1::text AND c.relkind = 'r' AND (c.relname = $2::text OR c.relname LIKE $3::text)`,
-    [PLATFORM_SCHEMA, base, buildingPattern(base)],
-  );
-}
-
-function familyOf(rows: Record<string, unknown>[], ref: string, base: string): Family {
-  const family: Family = { base, live: null, liveOid: null, building: new Map() };
-  for (const row of rows) {
-    const comment = parseComment(row.comment);
-    if (!comment || comment.ref !== ref) continue;
-    if (row.relname === base) {
-      family.live = comment;
-      family.liveOid = Number(row.oid);
-    } else if (row.relname === buildingTable(base, comment.generation)) family.building.set(comment.generation, comment);
-  }
-  return family;
-}
-
-function resolve(family: Family, ref: string, target: PlatformTarget = {}): Resolved {
-  if (!family.live) throw new VectorStoreError("collection_not_found", `no platform table ${ref}`);
-  const g = target.generation;
-  if (g === undefined || g === family.live.generation) return { table: family.base, comment: family.live };
-  const building = family.building.get(g);
-  if (!building) throw noGeneration(ref, g);
-  return { table: buildingTable(family.base, g), comment: building };
-}
-
-function noGeneration(ref: string, generation: number): VectorStoreError {
-  return new VectorStoreError("generation_not_found", `platform table ${ref} has no generation ${generation}`);
 }
