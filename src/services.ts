@@ -8,7 +8,7 @@ import type { Executor } from "./db/executor.ts";
 import type { Scheduler, TaskService } from "./scheduler/scheduler.ts";
 import type { Clock } from "./shared/clock.ts";
 import type { TableEngine } from "./domains/vector-tables/engine.ts";
-import type { PlatformStores } from "./domains/connections/platform.ts";
+import type { PlatformStores } from "./drivers/platform/types.ts";
 import type { Logger } from "./shared/log.ts";
 import type { Authenticator } from "./shared/actor.ts";
 import type { Mailer } from "./mail/mailer.ts";

@@ -7,7 +7,7 @@ import type { Services } from "../../services.ts";
 import { DriverError } from "../../shared/errors.ts";
 import { connectPgvectorStore } from "../../drivers/platform/pgvector.ts";
 import { probePgvector, type PgvectorProbe } from "../../drivers/platform/pgvector-setup.ts";
-import type { PlatformVectorStore } from "../../drivers/platform/types.ts";
+import type { PlatformStores, PlatformVectorStore } from "../../drivers/platform/types.ts";
 import { connect } from "../../drivers/sources/postgres-connect.ts";
 import { openRelational } from "./credentials.ts";
 import type { ConnectionProvider } from "./schemas.ts";
@@ -39,28 +39,22 @@ export async function pgvectorOf(services: Opening, connection: SealedConnection
 
 type Entry = { sealed: string; store: Promise<PlatformVectorStore> };
 
-export type PlatformStores = {
-  /** Whether platform mode on this provider has a store in this build. */
-  supports(provider: ConnectionProvider): boolean;
-  /** The connection's store (shared: never close it); a provider without one → a DriverError that no retry cures. */
-  of(connection: SealedConnection & { id: string }): Promise<PlatformVectorStore>;
-  /** Closes every pool (shutdown). */
-  close(): Promise<void>;
-};
+const isProvider = (provider: string, openers: PlatformOpeners): provider is ConnectionProvider => Object.hasOwn(openers, provider);
 
 export function platformStores(services: Opening, openers: PlatformOpeners): PlatformStores {
   const open = new Map<string, Entry>();
   const release = (entry: Entry) => void entry.store.then((s) => s.close()).catch(() => undefined);
   return {
-    supports: (provider) => openers[provider] !== undefined,
+    supports: (provider) => isProvider(provider, openers) && openers[provider] !== undefined,
     async of(connection) {
-      const opener = openers[connection.provider];
-      if (!opener) throw new DriverError(`platform-mode storage on ${connection.provider} connections is not available in this version`, { retryable: false });
+      const { provider, credentials } = connection;
+      const opener = isProvider(provider, openers) ? openers[provider] : undefined;
+      if (!opener || !isProvider(provider, openers)) throw new DriverError(`platform-mode storage on ${connection.provider} connections is not available in this version`, { retryable: false });
       const known = open.get(connection.id);
       if (known && known.sealed === connection.credentials) return known.store;
       // New credentials: a new pool. The old one ends once its queries in flight have (up to 5 s).
       if (known) release(known);
-      const entry: Entry = { sealed: connection.credentials, store: opener(services, connection) };
+      const entry: Entry = { sealed: connection.credentials, store: opener(services, { provider, credentials }) };
       open.set(connection.id, entry);
       entry.store.catch(() => open.get(connection.id) === entry && open.delete(connection.id));
       return entry.store;

@@ -66,6 +66,20 @@ export class PlatformSetupError extends DriverError {
   }
 }
 
+/**
+ * The platform stores of a running service, one per connection (domains/connections/platform.ts
+ * builds it from one opener per provider, src/wiring.ts lists them). `connection` is a
+ * connection row: its id, provider and sealed credentials.
+ */
+export interface PlatformStores {
+  /** Whether platform mode on this provider has a store in this build. */
+  supports(provider: string): boolean;
+  /** The connection's store (shared: never close it); a provider without one → a DriverError that no retry cures. */
+  of(connection: { id: string; provider: string; credentials: string }): Promise<PlatformVectorStore>;
+  /** Closes every pool (shutdown). */
+  close(): Promise<void>;
+}
+
 export interface PlatformVectorStore {
   /**
    * The `platform_vector_ref` of a new vector table (its id and name), e.g. `vecsync.vt_<id8>_<name>`.
