@@ -34,6 +34,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       async stop() {
         await server.stop();
         await services.scheduler.stop(); // running tasks checkpoint and hand their work back
+        await services.platform.close(); // the platform stores' pools in the customers' databases
         await vectors.close(); // checkpoints the indexes
         database.close();
       },

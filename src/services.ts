@@ -8,6 +8,7 @@ import type { Executor } from "./db/executor.ts";
 import type { Scheduler, TaskService } from "./scheduler/scheduler.ts";
 import type { Clock } from "./shared/clock.ts";
 import type { TableEngine } from "./domains/vector-tables/engine.ts";
+import type { PlatformStores } from "./drivers/platform/types.ts";
 import type { Logger } from "./shared/log.ts";
 import type { Authenticator } from "./shared/actor.ts";
 import type { Mailer } from "./mail/mailer.ts";
@@ -26,6 +27,8 @@ export type Services = {
   mailer: Mailer;
   /** The managed vector store: every vector table's collection (managed mode). */
   vectors: VectorStore;
+  /** Platform-mode stores, one per connection (pgvector in the source…); reach a table's storage through vector-tables/storage.ts. */
+  platform: PlatformStores;
   /** Encrypts secrets at rest under the master key (docs/running.md#secrets). */
   secrets: SecretBox;
   /** What depends on what: the rules src/wiring.ts lists, read where a deletion is decided. */

@@ -15,6 +15,7 @@ import type { Logger } from "./shared/log.ts";
 import { secretBox } from "./shared/secrets.ts";
 import { createAuthenticator } from "./domains/auth/authenticator.ts";
 import { cleanupExpiredAuth } from "./domains/auth/cleanup.ts";
+import { openPgvector, platformStores } from "./domains/connections/platform.ts";
 import { countEnvironmentConnections, deleteOrganizationConnections } from "./domains/connections/repo.ts";
 import { countProvidersInEnvironment, deleteOrganizationProviders } from "./domains/embedding-providers/repo.ts";
 import { deleteOrganizationData } from "./domains/organizations/deletion.ts";
@@ -24,7 +25,7 @@ import { dropFailedGenerations, dropOrphanGenerations, fillFailed } from "./doma
 import { consumersTick, intervalPattern, syncTick, tableEngine } from "./domains/sync/lifecycle.ts";
 import { BACKFILL, ORG_DELETION, REBACKFILL } from "./domains/tasks/kinds.ts";
 import { countVectorTablesBy, deleteOrganizationVectorTables, organizationVectorTables } from "./domains/vector-tables/repo.ts";
-import { dropCollectionOf } from "./domains/vector-tables/service.ts";
+import { dropStorageOf } from "./domains/vector-tables/service.ts";
 import { vectorTables } from "./domains/vector-tables/tables.ts";
 
 /** The whole bag, wired: what `vecsync serve` runs and what tests build. */
@@ -37,8 +38,12 @@ export function buildServices(config: Config, database: Database, vectors: Vecto
   const { scheduler, tasks } = createTaskSystem(database.db, clock, logger, { workers: config.workers });
   const authenticator = createAuthenticator(database.db, config.jwtSecret, clock);
   const mailer = createMailer({ smtpUrl: config.smtpUrl, outbox: config.mailOutbox, logger });
+  const secrets = secretBox(config.masterKey);
+  // Platform mode per connection provider: the store each one keeps its vectors in (a provider
+  // missing here refuses platform storage with a clear error).
+  const platform = platformStores({ config, secrets }, { db_relational: openPgvector });
   const none: Dependents = { environment: [], connection: [], embeddingProvider: [], organization: [] };
-  const services: Services = { config, logger, clock, database, scheduler, tasks, authenticator, mailer, vectors, secrets: secretBox(config.masterKey), dependents: none, engine: tableEngine(() => services) };
+  const services: Services = { config, logger, clock, database, scheduler, tasks, authenticator, mailer, vectors, platform, secrets, dependents: none, engine: tableEngine(() => services) };
   // The rules close over the finished bag, so they are filled in once it exists.
   services.dependents = dependents(services);
   registerTasks(services);
@@ -109,11 +114,13 @@ export function dependents(services: Services): Dependents {
       {
         name: "vector-tables",
         // Outside our database: each table's consumer stopped and its slot and publication freed
-        // (best effort), then its collection dropped.
+        // (best effort), then its storage dropped: its collection, or its platform table (best
+        // effort too: a customer database that is gone must not keep the organization alive).
         async external(orgId) {
           for (const row of await organizationVectorTables(db, orgId)) {
             await services.engine.stop(row);
-            await dropCollectionOf(services, row);
+            if (row.mode === "managed") await dropStorageOf(services, row);
+            else await dropStorageOf(services, row).catch((err) => services.logger.warn({ err, vector_table_id: row.id }, "organization deletion: could not drop a platform table"));
           }
         },
         // The sync engine's records of the tables (rows known to render empty) go with them.

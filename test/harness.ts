@@ -53,6 +53,7 @@ export async function createTestApp(opts: { env?: Record<string, string>; clock?
     },
     async [Symbol.asyncDispose]() {
       await services.scheduler.stop();
+      await services.platform.close();
       await services.vectors.close();
       database.close();
       dir[Symbol.dispose]();

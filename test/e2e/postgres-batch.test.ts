@@ -9,8 +9,9 @@ import { openDatabase } from "../../src/db/client.ts";
 import { openVectorStore } from "../../src/services.ts";
 import { createLogger } from "../../src/shared/log.ts";
 import { eventually } from "../harness.ts";
-import { bruteForce, eventuallyExact, eventuallyStatus, mismatch, must, probe, type Row } from "./helpers.ts";
+import { eventuallyExact, eventuallyStatus, must, probe } from "./helpers.ts";
 import { createAndBackfill, openPgWorld, tableBody, type PgWorld } from "./postgres-world.ts";
+import { queriesDuringRebackfill, sourceEdits } from "./scenarios.ts";
 import { codesProbe, NEW_COLUMNS, NEW_CONFIG, OLD_CONFIG, PROBES, ROWS, TIED } from "./source.ts";
 
 let w: PgWorld;
@@ -54,12 +55,7 @@ describe("happy", () => {
   });
 
   test("source insert, text update, metadata-only update, delete and emptied text are reflected by a sync pass", async () => {
-    await w.pg.sql`INSERT INTO docs VALUES (1000, 'zebra quasar lantern', 'a brand new row', 'travel', 12.5, 7, true, 'r1000')`;
-    await w.pg.sql`UPDATE docs SET title = 'walrus nebula', body = 'rewritten text' WHERE id = 5`;
-    await w.pg.sql`UPDATE docs SET category = 'changed', price = 99.5, stock = 19, active = false WHERE id = 6`;
-    await w.pg.sql`DELETE FROM docs WHERE id = 7`;
-    await w.pg.sql`UPDATE docs SET title = NULL, body = NULL WHERE id = 8`;
-    const touched = codesProbe(["r1000", "r5", "r6", "r7", "r8", "r9"], "zebra quasar walrus nebula");
+    const touched = await sourceEdits(w);
     await exactNow(table.id, [touched, ...PROBES]);
     const answer = must(await w.api.call("POST", `/v1/vector-tables/${table.id}/query`, touched.body), 200);
     expect(answer.results.map((r: { id: string }) => r.id).sort()).toEqual(["1000", "5", "6", "9"]);
@@ -100,27 +96,7 @@ describe("happy", () => {
     const put = must(await w.api.call("PUT", `/v1/vector-tables/${table.id}`, { columns: NEW_COLUMNS, embedding_dimensions: 96 }), 200);
     expect(put).toMatchObject({ sync_status: "pending_rebackfill", embedding_dimensions: 96 });
 
-    let done = false, answered = 0, fromOld = 0, fromNew = 0;
-    const failures: string[] = [];
-    const loop = (async () => {
-      while (!done) {
-        for (const p of loopProbes) {
-          const answer = await w.api.call("POST", `/v1/vector-tables/${table.id}/query`, p.body);
-          answered++;
-          const old = mismatch(answer, bruteForce(OLD_CONFIG, rows, p.body, p.where));
-          const neu = mismatch(answer, bruteForce(NEW_CONFIG, rows, p.body, p.where));
-          if (old === null) fromOld++;
-          else if (neu === null) fromNew++;
-          else failures.push(`${JSON.stringify(p.body)}: old: ${old}; new: ${neu}`);
-        }
-      }
-    })();
-    try {
-      await eventuallyStatus(w.api, table.id, "synced", 30_000);
-    } finally {
-      done = true;
-      await loop;
-    }
+    const { answered, fromOld, fromNew, failures } = await queriesDuringRebackfill(w, table.id, rows, loopProbes);
     expect(failures).toEqual([]);
     expect(answered).toBeGreaterThan(0);
     console.log(`rebackfill: ${answered} queries during it, ${fromOld} from the old configuration, ${fromNew} from the new`);

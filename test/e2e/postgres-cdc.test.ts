@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eventually } from "../harness.ts";
 import { eventuallyExact, eventuallyStatus, must, probe } from "./helpers.ts";
 import { createAndBackfill, openPgWorld, tableBody, type PgWorld } from "./postgres-world.ts";
+import { reflectedOn, streamedEdits } from "./scenarios.ts";
 import { codesProbe, OLD_CONFIG, PROBES, ROWS } from "./source.ts";
 
 const BOUND_MS = 5_000;
@@ -23,13 +24,7 @@ afterAll(async () => {
 const slots = () => w.pg.sql<{ slot_name: string; active: boolean }[]>`SELECT slot_name, active FROM pg_replication_slots WHERE database = current_database()`;
 const status = async () => must(await w.api.call("GET", `/v1/vector-tables/${table.id}/sync/status`), 200);
 
-/** Applies `change`, then waits for the probes to be exact; answers how long it took. */
-async function reflected(change: () => Promise<unknown>, probes = PROBES): Promise<number> {
-  await change();
-  const started = Date.now();
-  await eventuallyExact(w.api, table.id, probes, OLD_CONFIG, w.readRows, BOUND_MS);
-  return Date.now() - started;
-}
+const reflected = (change: () => Promise<unknown>, probes = PROBES) => reflectedOn(w, () => table.id, BOUND_MS)(change, probes);
 
 describe("happy", () => {
   test("backfilled to synced; queries exact; a replication slot holds the feed; status caught up", async () => {
@@ -41,16 +36,7 @@ describe("happy", () => {
   }, 20_000);
 
   test("insert, text update, metadata-only update, delete and emptied text arrive through the stream within seconds", async () => {
-    const touched = codesProbe(["r2000", "r21", "r22", "r23", "r24", "r25"], "zebra quasar walrus nebula");
-    const took = [
-      await reflected(() => w.pg.sql`INSERT INTO docs VALUES (2000, 'zebra quasar lantern', 'a brand new row', 'travel', 12.5, 7, true, 'r2000')`, [touched]),
-      await reflected(() => w.pg.sql`UPDATE docs SET title = 'walrus nebula', body = 'rewritten text' WHERE id = 21`, [touched]),
-      await reflected(() => w.pg.sql`UPDATE docs SET category = 'changed', price = 99.5, stock = 19, active = false WHERE id = 22`, [touched]),
-      await reflected(() => w.pg.sql`DELETE FROM docs WHERE id = 23`, [touched]),
-      await reflected(() => w.pg.sql`UPDATE docs SET title = NULL, body = NULL WHERE id = 24`, [touched]),
-      // Several changes in one transaction land together.
-      await reflected(() => w.pg.sql.begin((tx) => [tx`UPDATE docs SET category = NULL WHERE id BETWEEN 30 AND 60`, tx`DELETE FROM docs WHERE id BETWEEN 61 AND 70`]), PROBES),
-    ];
+    const { took, touched } = await streamedEdits(w, reflected);
     console.log(`cdc: commit to exact answers in ${took.join(", ")} ms`);
     const answer = must(await w.api.call("POST", `/v1/vector-tables/${table.id}/query`, touched.body), 200);
     expect(answer.results.map((r: { id: string }) => r.id).sort()).toEqual(["2000", "21", "22", "25"]);

@@ -1,6 +1,7 @@
 // The world of the Postgres end-to-end tests: the real process, a throwaway Postgres database
 // seeded with `docs`, an organization signed up over HTTP, a connection to the database and a
-// `local` embedding provider, all made through the API.
+// `local` embedding provider, all made through the API. `mode: "platform"`: the connection keeps
+// the vectors in the database itself (pgvector, installed in it first).
 import { PG_ADMIN_URL, throwawayPostgres, type RunningProcess, type ThrowawayDatabase } from "../harness.ts";
 import { must, signUp, startService, type Api, type Column, type Row } from "./helpers.ts";
 import { COLUMNS, seedRows } from "./source.ts";
@@ -15,15 +16,17 @@ export type PgWorld = {
   readRows(): Promise<Row[]>;
 } & AsyncDisposable;
 
-export async function openPgWorld(env: Record<string, string> = {}): Promise<PgWorld> {
+export async function openPgWorld(env: Record<string, string> = {}, opts: { mode?: "managed" | "platform" } = {}): Promise<PgWorld> {
+  const mode = opts.mode ?? "managed";
   const pg = await throwawayPostgres();
+  if (mode === "platform") await pg.sql`CREATE EXTENSION vector`;
   await pg.sql`CREATE TABLE docs (id integer PRIMARY KEY, title text, body text, category varchar(40), price double precision, stock integer, active boolean, code text)`;
   await pg.sql`INSERT INTO docs ${pg.sql(seedRows())}`;
   const proc = await startService(env);
   const { api, orgId } = await signUp(proc);
   const admin = new URL(PG_ADMIN_URL);
   const credentials = { host: "127.0.0.1", port: Number(admin.port || 5432), database: pg.name, user: admin.username || "postgres", password: "unused-trust-auth", ssl_mode: "disable" };
-  const connection = must(await api.call("POST", "/v1/providers/db_relational/connections", { name: "source", mode: "managed", credentials }), 201);
+  const connection = must(await api.call("POST", "/v1/providers/db_relational/connections", { name: "source", mode, credentials }), 201);
   const tested = must(await api.call("POST", `/v1/connections/${connection.id}/test`), 200);
   if (tested.status !== "connected") throw new Error(`connection test: ${JSON.stringify(tested)}`);
   const provider = must(await api.call("POST", "/v1/embedding-providers", { name: "local", provider: "local" }), 201);

@@ -50,6 +50,13 @@ export type Connection = typeof Connection.infer;
 
 export const ConnectionPage = pageSchema(Connection);
 
+/**
+ * What a relational database offers of pgvector (additive to SPEC 2.8, docs/api.md#connection-test):
+ * `installed` (CREATE EXTENSION vector was run), `available` (the server could install it), the
+ * installed or installable `version`, and `usable` (installed at 0.8.0+, what platform mode needs).
+ */
+export const PgvectorReport = type({ installed: "boolean", available: "boolean", version: "string | null", usable: "boolean" });
+
 /** docs/api.md#connection-test test result: a failed test is an answer (200), not an error. */
-export const TestResult = type({ status: "'connected'", details: { latency_ms: "number.integer" } }).or({ status: "'failed'", details: { error: "string" } });
+export const TestResult = type({ status: "'connected'", details: { latency_ms: "number.integer", "pgvector?": PgvectorReport } }).or({ status: "'failed'", details: { error: "string" } });
 export type TestResult = typeof TestResult.infer;

@@ -7,6 +7,7 @@ import { requireWriteAccess } from "../../shared/authz.ts";
 import { isUniqueViolation } from "../../db/executor.ts";
 import { hostPolicy } from "../../drivers/sources/host-guard.ts";
 import { openSource } from "./sources.ts";
+import { pgvectorOf } from "./platform.ts";
 import type { SourceConnector } from "../../drivers/sources/types.ts";
 import { listNarrowedByEnvironment, resolveEnvironment } from "../environments/service.ts";
 import { openCredentials, sealCredentials, secretsOf, validateCredentials } from "./credentials.ts";
@@ -145,7 +146,9 @@ async function probe(services: Services, row: ConnectionRow): Promise<TestResult
   try {
     source = await openSource(services, row, { connectTimeoutSec: TEST_CONNECT_TIMEOUT_SEC, maxConnections: 1 });
     const { latencyMs } = await source.test();
-    return { status: "connected", details: { latency_ms: latencyMs } };
+    // Relational: whether platform mode can keep vectors in this database (pgvector).
+    const pgvector = row.provider === "db_relational" ? await pgvectorOf(services, row, TEST_CONNECT_TIMEOUT_SEC).catch(() => undefined) : undefined;
+    return { status: "connected", details: { latency_ms: latencyMs, ...(pgvector ? { pgvector } : {}) } };
   } catch (err) {
     // A refused host is the caller's mistake (400); anything but a driver's failure is ours (500).
     if (!(err instanceof DriverError)) throw err;

@@ -4,7 +4,7 @@
 import type { Services } from "../../services.ts";
 import { DriverError } from "../../shared/errors.ts";
 import { hostPolicy, systemResolver, vetHost, type Resolver } from "../../drivers/sources/host-guard.ts";
-import { createPostgresSource, type PostgresSourceOptions } from "../../drivers/sources/postgres.ts";
+import { createPostgresSource, type PostgresCredentials, type PostgresSourceOptions } from "../../drivers/sources/postgres.ts";
 import { createWarehouseSource } from "../../drivers/sources/warehouse.ts";
 import type { SourceConnector } from "../../drivers/sources/types.ts";
 import { openRelational, openWarehouse, type RelationalCredentials, type WarehouseCredentials } from "./credentials.ts";
@@ -24,23 +24,28 @@ export type OpenSourceOptions = {
 /** libpq's default: TLS when the server offers it. */
 const DEFAULT_SSL_MODE = "prefer";
 
+/**
+ * The driver's credentials for a relational connection, its host resolved and vetted: whatever
+ * connects to the database (a source, a platform store) dials the address checked here.
+ */
+export async function vettedPostgres(services: Pick<Services, "config">, credentials: RelationalCredentials, resolver: Resolver = systemResolver): Promise<PostgresCredentials> {
+  const vetted = await vetHost(credentials.host, hostPolicy(services.config), resolver);
+  return {
+    host: vetted.address,
+    port: credentials.port,
+    database: credentials.database,
+    user: credentials.user,
+    password: credentials.password,
+    sslMode: credentials.ssl_mode ?? DEFAULT_SSL_MODE,
+    ...(vetted.servername ? { tlsServername: vetted.servername } : {}),
+  };
+}
+
 async function openRelationalSource(services: Pick<Services, "config" | "secrets">, credentials: RelationalCredentials, options: OpenSourceOptions): Promise<SourceConnector> {
-  const vetted = await vetHost(credentials.host, hostPolicy(services.config), options.resolver ?? systemResolver);
   const driverOptions: PostgresSourceOptions = {};
   if (options.connectTimeoutSec !== undefined) driverOptions.connectTimeoutSec = options.connectTimeoutSec;
   if (options.maxConnections !== undefined) driverOptions.maxConnections = options.maxConnections;
-  return createPostgresSource(
-    {
-      host: vetted.address,
-      port: credentials.port,
-      database: credentials.database,
-      user: credentials.user,
-      password: credentials.password,
-      sslMode: credentials.ssl_mode ?? DEFAULT_SSL_MODE,
-      ...(vetted.servername ? { tlsServername: vetted.servername } : {}),
-    },
-    driverOptions,
-  );
+  return createPostgresSource(await vettedPostgres(services, credentials, options.resolver), driverOptions);
 }
 
 /**

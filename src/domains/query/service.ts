@@ -1,11 +1,14 @@
 // The query endpoint (docs/vector-tables.md#query): embed the text as a query with the model of the
-// stored vectors, search the table's collection with the filter, shape the answer.
+// stored vectors, search the table's storage (its collection, or its platform table in the
+// source) with the filter, shape the answer.
 import type { Services } from "../../services.ts";
 import type { KeyActor } from "../../shared/actor.ts";
 import { AppError, validationError } from "../../shared/errors.ts";
-import { FilterError, parseFilter, type GenerationSpec, type SearchHit } from "../../drivers/vector-store/index.ts";
+import { FilterError, parseFilter, VectorStoreError, type GenerationSpec, type SearchHit } from "../../drivers/vector-store/index.ts";
 import { embedOrFail, providerForEmbedding } from "../embedding-providers/embedding.ts";
 import { vectorTableOf } from "../vector-tables/service.ts";
+import { hasStorage } from "../vector-tables/state.ts";
+import { storageFailure, tableStore, type TableStore } from "../vector-tables/storage.ts";
 import type { VectorTableRow } from "../vector-tables/tables.ts";
 import { DEFAULT_QUERY_LIMIT, type QueryRequest, type QueryResult } from "./schemas.ts";
 
@@ -19,22 +22,22 @@ export const QUERY_EMBED_DEADLINE_MS = 15_000;
 /** States with servable vectors (docs/vector-tables.md#query): paused and re-backfilling tables answer from the stored ones. */
 const SERVABLE = new Set<VectorTableRow["syncStatus"]>(["synced", "backfilling", "paused", "pending_rebackfill"]);
 
+/** A pin that found the platform's live generation swapped under it is taken again this many times. */
+const PIN_ATTEMPTS = 3;
+
 /**
  * Whether an `error` table still has vectors to serve (CONTRACT 7: a failed sync or re-backfill
  * never takes stored vectors offline). Yes once a fill or pass completed (`last_sync_at` is set:
  * the live generation was served whole, even if it is empty), or when a first backfill stored
- * rows before it failed (they answered while it ran). The count is the store's in-memory figure.
+ * rows before it failed (they answered while it ran). The managed count is in memory.
  */
-async function servesInError(services: Services, row: VectorTableRow): Promise<boolean> {
-  return row.lastSyncAt !== null || (await services.vectors.count(row.vectorstoreCollection)) > 0;
+async function servesInError(store: TableStore, row: VectorTableRow): Promise<boolean> {
+  return row.lastSyncAt !== null || ((await store.exists()) && (await store.count()) > 0);
 }
 
-async function requireServable(services: Services, row: VectorTableRow): Promise<void> {
-  if (row.mode === "platform") {
-    throw new AppError("vector_table_not_ready", "Platform-mode storage is not available in this version, so this vector table holds no vectors to query");
-  }
+async function requireServable(store: TableStore, row: VectorTableRow): Promise<void> {
   if (SERVABLE.has(row.syncStatus)) return;
-  if (row.syncStatus === "error" && (await servesInError(services, row))) return;
+  if (row.syncStatus === "error" && (await servesInError(store, row))) return;
   const why =
     row.syncStatus === "pending"
       ? "has no vectors yet; start a backfill with POST /v1/vector-tables/{id}/backfill"
@@ -83,25 +86,47 @@ export async function queryVectorTable(services: Services, actor: KeyActor, id: 
   const row = await vectorTableOf(services, actor.orgId, id);
   const environmentId = environmentHeader?.trim();
   if (environmentId && environmentId !== row.environmentId) throw new AppError("not_found", "Vector table not found in that environment");
-  await requireServable(services, row);
-  // One generation for the embedding and the search: a swap in between changes neither (docs/vector-tables.md#query).
-  const pinned = services.vectors.pin(row.vectorstoreCollection);
-  let hits: SearchHit[];
-  let model: string;
-  try {
-    checkFilter(pinned.spec, input.filters);
-    const embedded = await embedQuery(services, row, pinned.spec, input.query);
-    model = embedded.model;
-    const found = await pinned.search({
-      vector: embedded.vector,
-      k: input.limit ?? DEFAULT_QUERY_LIMIT,
-      filter: input.filters ?? undefined,
-      minScore: input.min_similarity_score ?? null,
-    });
-    hits = found.hits;
-  } finally {
-    pinned.release();
+  if (!hasStorage(row)) {
+    throw new AppError("vector_table_not_ready", "Platform-mode storage on this connection's provider is not available in this version, so this vector table holds no vectors to query");
   }
-  const results = hits.map(present);
-  return { results, query: input.query, model, total_results: results.length };
+  try {
+    const store = await tableStore(services, row);
+    await requireServable(store, row);
+    const { hits, model } = await searchPinned(services, row, store, input);
+    const results = hits.map(present);
+    return { results, query: input.query, model, total_results: results.length };
+  } catch (err) {
+    if (err instanceof VectorStoreError && err.code === "collection_not_found" && row.mode === "platform") {
+      throw new AppError("vector_table_not_ready", `The platform table ${row.platformVectorRef} is missing from the source database; POST /v1/vector-tables/{id}/backfill makes it again`);
+    }
+    throw row.mode === "platform" ? storageFailure(err, row.connectionId) : err;
+  }
+}
+
+/**
+ * One generation for the embedding and the search: a swap in between changes neither
+ * (docs/vector-tables.md#query). The managed store holds the pinned generation; a platform store
+ * cannot hold one across the embedding call, so a search that finds it swapped is embedded again
+ * for the new one.
+ */
+async function searchPinned(services: Services, row: VectorTableRow, store: TableStore, input: QueryRequest): Promise<{ hits: SearchHit[]; model: string }> {
+  for (let attempt = 1; ; attempt++) {
+    const pinned = await store.pin();
+    try {
+      checkFilter(pinned.spec, input.filters);
+      const embedded = await embedQuery(services, row, pinned.spec, input.query);
+      const found = await pinned.search({
+        vector: embedded.vector,
+        k: input.limit ?? DEFAULT_QUERY_LIMIT,
+        filter: input.filters ?? undefined,
+        minScore: input.min_similarity_score ?? null,
+      });
+      return { hits: found.hits, model: embedded.model };
+    } catch (err) {
+      const moved = store.mode === "platform" && err instanceof VectorStoreError && err.code === "generation_not_found";
+      if (!moved || attempt >= PIN_ATTEMPTS) throw err;
+    } finally {
+      pinned.release();
+    }
+  }
 }

@@ -25,7 +25,7 @@ export function applyKeys(job: SyncJob, keys: Key[], target: ApplyTarget, opts: 
     const present = new Set(hashes.map((h) => keyText(h.key)));
     const absent = keys.map(keyText).filter((pk) => !present.has(pk));
     if (absent.length > 0) {
-      prepared.counts.deleted += await job.services.vectors.delete(target.collection, absent, { generation: target.generation });
+      prepared.counts.deleted += await job.store.delete(absent, { generation: target.generation });
       await recordEmptyRows(job.services.database.db, table.id, target.generation, { emptied: [], cleared: absent });
     }
     return { counts: prepared.counts, overBudget: prepared.overBudget, handled: prepared.handled + absent.length, present };

@@ -14,7 +14,6 @@ import { emptyRowsAmong, recordEmptyRows } from "./empty-rows.ts";
 import type { SyncJob } from "./job.ts";
 
 export type ApplyTarget = {
-  collection: string;
   /** The generation written: the live one, or a building one during a re-backfill. */
   generation: number;
   /** The generation compared and copied from (the live one). Equal to `generation` outside a re-backfill. */
@@ -52,9 +51,9 @@ const tagOf = (textHash: string) => textHash.slice(textHash.indexOf(".") + 1);
 const byPk = (rows: RowHashes[]) => new Map(rows.map((r) => [r.pk, r]));
 
 async function storedHashes(job: SyncJob, target: ApplyTarget, pks: string[]) {
-  const { vectors } = job.services;
-  const current = byPk(await vectors.hashes(target.collection, { pks, generation: target.generation }));
-  const reference = target.reference === target.generation ? current : byPk(await vectors.hashes(target.collection, { pks, generation: target.reference }));
+  const { store } = job;
+  const current = byPk(await store.hashes({ pks, generation: target.generation }));
+  const reference = target.reference === target.generation ? current : byPk(await store.hashes({ pks, generation: target.reference }));
   const empties = await emptyRowsAmong(job.services.database.db, job.table.id, target.generation, pks);
   return { current, reference, empties };
 }
@@ -75,7 +74,7 @@ function splitChanged(job: SyncJob, hashes: RowHash[], current: Map<string, RowH
 /** `splitChanged` against the target's stored hashes: lets a pass gather changes over many pages. */
 export async function changedRows(job: SyncJob, hashes: RowHash[], target: ApplyTarget): Promise<{ changed: RowHash[]; unchanged: number }> {
   const pks = hashes.map((h) => keyText(h.key));
-  const stored = await job.services.vectors.hashes(target.collection, { pks, generation: target.generation });
+  const stored = await job.store.hashes({ pks, generation: target.generation });
   return splitChanged(job, hashes, byPk(stored), await emptyRowsAmong(job.services.database.db, job.table.id, target.generation, pks));
 }
 
@@ -125,7 +124,7 @@ export async function prepareRows(job: SyncJob, hashes: RowHash[], target: Apply
   }
 
   // Vectors already stored for the same text (copied in a re-backfill, or a hash that moved alone).
-  const docs = await job.services.vectors.docs(target.collection, maybeReuse.map((r) => r.pk), { generation: target.reference });
+  const docs = await job.store.docs(maybeReuse.map((r) => r.pk), { generation: target.reference });
   for (const row of maybeReuse) {
     const doc = docs.get(row.pk);
     const stored = reference.get(row.pk)!;
@@ -161,16 +160,16 @@ export async function prepareRows(job: SyncJob, hashes: RowHash[], target: Apply
   counts.deleted = deletes.length;
   counts.empty = emptied.length;
 
-  const { vectors } = job.services;
+  const { store } = job;
   const at = { generation: target.generation, indexLater: target.indexLater };
   return {
     counts,
     overBudget,
     handled,
     async commit() {
-      await vectors.upsert(target.collection, upserts, at);
-      await vectors.updateMetadata(target.collection, metaUpdates, at);
-      await vectors.delete(target.collection, deletes, at);
+      await store.upsert(upserts, at);
+      await store.updateMetadata(metaUpdates, at);
+      await store.delete(deletes, at);
       // After the vectors: a crash between the two leaves a row uncounted until the next pass
       // re-reads it, never counted twice.
       if (emptied.length + cleared.length > 0) await recordEmptyRows(job.services.database.db, job.table.id, target.generation, { emptied, cleared });

@@ -8,7 +8,6 @@
 // generation for the table's configuration ever writes vectors of that configuration.
 import type { Services } from "../../services.ts";
 import type { TaskContext } from "../../scheduler/catalog.ts";
-import { DriverError } from "../../shared/errors.ts";
 import type { FillPayload, FillTaskType } from "../tasks/kinds.ts";
 import { generationSpec } from "../vector-tables/render.ts";
 import { findVectorTableById } from "../vector-tables/repo.ts";
@@ -21,7 +20,7 @@ import { completedCounts, fillCounts } from "./counters.ts";
 import { keepOnlyGeneration } from "./empty-rows.ts";
 import { fill, type FillOutcome, type FillProgress } from "./fill.ts";
 import { dropQuietly } from "./generations.ts";
-import { cdcTarget, openJob, PLATFORM_UNAVAILABLE, type SyncJob } from "./job.ts";
+import { cdcTarget, ensureStorage, openJob, type SyncJob } from "./job.ts";
 
 type Ctx = TaskContext<FillPayload>;
 
@@ -36,7 +35,6 @@ export async function runFillTask(services: Services, ctx: Ctx, kind: FillTaskTy
   let rebuild = kind === "rebackfill" || progress.generation !== undefined || !servesConfig(table);
   try {
     for (;;) {
-      if (table.mode === "platform") throw new DriverError(PLATFORM_UNAVAILABLE, { retryable: false });
       const outcome = rebuild ? await rebackfill(services, ctx, table, progress) : await backfill(services, ctx, table, progress);
       if (outcome.kind === "done") return;
       table = await findVectorTableById(services.database.db, table.id);
@@ -66,19 +64,19 @@ async function backfill(services: Services, ctx: Ctx, table: VectorTableRow, sta
   await markBackfilling(services.database.db, table.id, services.clock.now().toISOString());
   const job = await openJob(services, table);
   try {
+    await ensureStorage(job);
     await prepareFeed(services, job, fresh);
     const total = await job.source.count(table.sourceTable);
-    await recordCounts(services.database.db, table.id, await fillCounts(services, table, total), services.clock.now().toISOString());
-    const collection = table.vectorstoreCollection;
-    const live = services.vectors.generations(collection).live;
-    const target = { collection, generation: live, reference: live, budget: { remaining: await vectorAllowance(services, table.orgId) } };
+    await recordCounts(services.database.db, table.id, await fillCounts(services, job.store, table, total), services.clock.now().toISOString());
+    const { live } = await job.store.generations();
+    const target = { generation: live, reference: live, budget: { remaining: await vectorAllowance(services, table.orgId) } };
     const outcome = await fill(job, {
       target,
       progress,
       signal: ctx.signal,
       checkpoint: async (p) => {
         // Counted once the page's vectors are stored, so synced_rows is the store's, never ahead of it.
-        const counts = await fillCounts(services, table, total);
+        const counts = await fillCounts(services, job.store, table, total);
         await services.database.db.transaction(async (tx) => {
           await ctx.checkpoint(p, tx);
           await recordCounts(tx, table.id, counts, services.clock.now().toISOString());
@@ -88,8 +86,9 @@ async function backfill(services: Services, ctx: Ctx, table: VectorTableRow, sta
     if (outcome.kind !== "done") return outcome;
     let rows = outcome.progress.rows_processed;
     // Rows stored before this backfill that the source no longer has: one hash pass removes them.
-    if ((await services.vectors.count(collection)) > rows) rows = (await hashPass(job, target, { signal: ctx.signal })).rows;
-    const counts = await completedCounts(services, table, rows);
+    if ((await job.store.count()) > rows) rows = (await hashPass(job, target, { signal: ctx.signal })).rows;
+    await job.store.settle();
+    const counts = await completedCounts(services, job.store, table, rows);
     const finished = await finishFill(services.database.db, ctx.complete, { table, counts, startedAt: progress.started_at! }, services.clock.now().toISOString());
     if (!finished) return { kind: "config_moved" };
     services.logger.info({ vector_table_id: table.id, rows, ...outcome.counts }, "backfill completed");
@@ -101,40 +100,42 @@ async function backfill(services: Services, ctx: Ctx, table: VectorTableRow, sta
 }
 
 /** The building generation to continue, or a new one (dropping any left by an older configuration). */
-async function buildingGeneration(services: Services, ctx: Ctx, table: VectorTableRow, start: FillProgress): Promise<FillProgress> {
-  const collection = table.vectorstoreCollection;
-  const { building } = services.vectors.generations(collection);
+async function buildingGeneration(services: Services, ctx: Ctx, job: SyncJob, start: FillProgress): Promise<FillProgress> {
+  const { table, store } = job;
+  const { building } = await store.generations();
   if (start.generation !== undefined && start.config_version === table.configVersion && building.includes(start.generation)) return start;
-  for (const g of building) await dropQuietly(services, collection, g);
-  const generation = await services.vectors.createGeneration(collection, generationSpec(table));
+  for (const g of building) await dropQuietly(store, g);
+  const generation = await store.createGeneration(generationSpec(table));
   // Empty-text rows recorded for generations no longer built (or for an earlier use of this number).
-  await keepOnlyGeneration(services.database.db, table.id, services.vectors.generations(collection).live);
+  await keepOnlyGeneration(services.database.db, table.id, (await store.generations()).live);
   const progress: FillProgress = { ...FRESH, generation, config_version: table.configVersion, started_at: services.clock.now().toISOString() };
   await ctx.checkpoint(progress);
   return progress;
 }
 
 async function rebackfill(services: Services, ctx: Ctx, table: VectorTableRow, start: FillProgress): Promise<FillOutcome> {
-  const progress = await buildingGeneration(services, ctx, table, start);
-  const collection = table.vectorstoreCollection;
-  const generation = progress.generation!;
   const job = await openJob(services, table);
+  let progress: FillProgress;
   try {
+    await ensureStorage(job);
+    progress = await buildingGeneration(services, ctx, job, start);
+    const generation = progress.generation!;
+    const { store } = job;
     await prepareFeed(services, job, false);
-    const target = { collection, generation, reference: services.vectors.generations(collection).live, budget: null };
+    const target = { generation, reference: (await store.generations()).live, budget: null };
     const outcome = await fill(job, { target, progress, signal: ctx.signal, checkpoint: (p) => ctx.checkpoint(p) });
     if (outcome.kind !== "done") {
-      await dropQuietly(services, collection, generation);
+      await dropQuietly(store, generation);
       return outcome;
     }
     // Rows changed while building: one hash pass with the change stream held, then the swap.
     await stopConsumer(services, table.id);
     const { rows } = await hashPass(job, target, { signal: ctx.signal });
-    await services.vectors.swapGeneration(collection, generation);
+    await store.swapGeneration(generation);
     await keepOnlyGeneration(services.database.db, table.id, generation);
-    const counts = await completedCounts(services, table, rows);
+    const counts = await completedCounts(services, store, table, rows);
     const finished = await finishFill(services.database.db, ctx.complete, { table, counts, startedAt: progress.started_at! }, services.clock.now().toISOString());
-    services.logger.info({ vector_table_id: table.id, rows, ...outcome.counts }, "re-backfill swapped in");
+    services.logger.info({ vector_table_id: table.id, rows, ...outcome.counts, storage: store.mode }, "re-backfill swapped in");
     if (!finished) {
       // The live generation is the one just built even though a PUT moved on: queries must embed
       // with its model, and the next build starts from it.

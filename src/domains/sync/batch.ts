@@ -8,7 +8,8 @@ import { FETCH_CHUNK, keyText, type RowHash } from "../../drivers/sources/types.
 import { tasks } from "../../scheduler/tables.ts";
 import { FILL_TASK_TYPES } from "../tasks/kinds.ts";
 import { findVectorTableById } from "../vector-tables/repo.ts";
-import { markError, noteError, recordCounts, recordPass, servesConfig } from "../vector-tables/state.ts";
+import { hasStorage, markError, noteError, recordCounts, recordPass, servesConfig } from "../vector-tables/state.ts";
+import { tableStore } from "../vector-tables/storage.ts";
 import type { VectorTableRow } from "../vector-tables/tables.ts";
 import { addCounts, changedRows, zeroCounts, type ApplyCounts, type ApplyTarget } from "./apply.ts";
 import { applyKeys, storedKey } from "./apply-keys.ts";
@@ -70,11 +71,10 @@ export async function hashPass(job: SyncJob, target: ApplyTarget, opts: { signal
  * first, finds the second unchanged); the second join `seen` (the pass's row count).
  */
 async function reapplyUnseen(job: SyncJob, target: ApplyTarget, seen: Set<string>, counts: ApplyCounts): Promise<void> {
-  const { vectors } = job.services;
   const unseen: string[] = [];
   let afterPk: string | undefined;
   for (;;) {
-    const stored = await vectors.hashes(target.collection, { afterPk, limit: 2000, generation: target.generation });
+    const stored = await job.store.hashes({ afterPk, limit: 2000, generation: target.generation });
     if (stored.length === 0) break;
     for (const s of stored) if (!seen.has(s.pk)) unseen.push(s.pk);
     afterPk = stored[stored.length - 1]!.pk;
@@ -97,7 +97,7 @@ export async function hasActiveBackfill(services: Services, tableId: string): Pr
 }
 
 /** Not while a re-backfill is owed: a pass writes the live generation with the table's configuration. */
-export const passEligible = (t: VectorTableRow) => t.mode === "managed" && (t.syncStatus === "synced" || t.syncStatus === "error") && servesConfig(t);
+export const passEligible = (t: VectorTableRow) => hasStorage(t) && (t.syncStatus === "synced" || t.syncStatus === "error") && servesConfig(t);
 
 /**
  * One sync pass over a `synced` (or `error`, so it can recover) managed table with no backfill
@@ -125,15 +125,16 @@ async function passOn(services: Services, table: VectorTableRow): Promise<PassRe
     const job = await openJob(services, table);
     let result: PassResult;
     try {
-      const live = services.vectors.generations(table.vectorstoreCollection).live;
+      const { live } = await job.store.generations();
       const budget = { remaining: await vectorAllowance(services, table.orgId) };
-      result = await hashPass(job, { collection: table.vectorstoreCollection, generation: live, reference: live, budget }, { tally });
+      result = await hashPass(job, { generation: live, reference: live, budget }, { tally });
+      await job.store.settle(); // a table whose first backfill never completed gets its index once a pass has filled it
     } finally {
       await job.close();
     }
     state.failures.delete(table.id);
     const finishedAt = services.clock.now().toISOString();
-    await recordPass(services.database.db, table.id, { counts: await passCounts(services, table, result.rows), startedAt, finishedAt }, finishedAt);
+    await recordPass(services.database.db, table.id, { counts: await passCounts(services, job.store, table, result.rows), startedAt, finishedAt }, finishedAt);
     const { embedded, metadata, deleted } = result.counts;
     if (embedded + metadata + deleted > 0) {
       const what = table.syncMode === "cdc" ? "cdc reconciliation repaired rows the change stream missed" : "batch sync applied changes";
@@ -147,7 +148,9 @@ async function passOn(services: Services, table: VectorTableRow): Promise<PassRe
     services.logger.warn({ vector_table_id: table.id, err, failures }, "sync pass failed");
     const at = services.clock.now().toISOString();
     // What is stored, and the changed rows found but not applied (the backlog a failing provider leaves).
-    const counts = await failedPassCounts(services, table, tally).catch(() => null);
+    const counts = await tableStore(services, table)
+      .then((store) => failedPassCounts(services, store, table, tally))
+      .catch(() => null);
     if (counts) await recordCounts(services.database.db, table.id, counts, at);
     if (err instanceof BudgetExceededError || failures >= FAILURES_BEFORE_ERROR) await markError(services.database.db, table.id, message, at);
     else await noteError(services.database.db, table.id, message, at);

@@ -5,7 +5,7 @@
 import type { Services } from "../../services.ts";
 import { CdcFeedLostError, keyText, positionOnly, type ChangeBatch, type ChangeStream } from "../../drivers/sources/types.ts";
 import { findVectorTableById } from "../vector-tables/repo.ts";
-import { keepPendingChanges, markError, markRecovered, noteError, notePendingChanges, recordChangesApplied, recordFeedPosition, recordFeedRecreated, recordFeedResynced, servesConfig } from "../vector-tables/state.ts";
+import { hasStorage, keepPendingChanges, markError, markRecovered, noteError, notePendingChanges, recordChangesApplied, recordFeedPosition, recordFeedRecreated, recordFeedResynced, servesConfig } from "../vector-tables/state.ts";
 import { DriverError, isRetryable } from "../../shared/errors.ts";
 import type { VectorTableRow } from "../vector-tables/tables.ts";
 import { BudgetExceededError } from "./budget.ts";
@@ -63,7 +63,7 @@ export async function* coalesced(stream: AsyncIterable<ChangeBatch>, maxKeys = M
  * configuration, which the live vectors do not have. The re-backfill's last hash pass catches the
  * changes of the meantime, and the consumer restarts from its checkpoint after the swap.
  */
-export const consumerWanted = (t: VectorTableRow) => t.mode === "managed" && t.syncMode === "cdc" && t.cdcCheckpoint !== null && CONSUMING.has(t.syncStatus) && servesConfig(t);
+export const consumerWanted = (t: VectorTableRow) => hasStorage(t) && t.syncMode === "cdc" && t.cdcCheckpoint !== null && CONSUMING.has(t.syncStatus) && servesConfig(t);
 
 /** A failing consumer turns its table to `error` only after failing this long (a source restart never shows as one). */
 const ERROR_AFTER_MS = 10_000;
@@ -151,7 +151,7 @@ class ConsumerLoop {
         // sync/status shows the real backlog while it is applied (docs/vector-tables.md#sync-status).
         await notePendingChanges(this.db, table.id, streamPending(batch), this.now());
         await applyBatch(job, batch);
-        await recordChangesApplied(this.db, table.id, batch.checkpoint, await streamCounts(this.services, table), this.now());
+        await recordChangesApplied(this.db, table.id, batch.checkpoint, await streamCounts(this.services, job.store, table), this.now());
         await this.stream.ack(batch.checkpoint);
         pending = null;
         this.interruptions = 0;
@@ -211,7 +211,7 @@ class ConsumerLoop {
     const account =
       `${reason}; at ${at} vecsync recreated the change feed and resynchronized by hashes (${rows} rows checked, ` +
       `${counts.embedded} embedded, ${counts.reused + counts.metadata} updated without embedding, ${counts.deleted} deleted); streaming again`;
-    await recordFeedResynced(this.db, this.tableId, account, await streamCounts(this.services, job.table), at);
+    await recordFeedResynced(this.db, this.tableId, account, await streamCounts(this.services, job.store, job.table), at);
     this.services.logger.info({ vector_table_id: this.tableId, ...counts, rows }, "cdc feed recreated and resynced");
     this.failures = 0;
     this.failingSince = null;

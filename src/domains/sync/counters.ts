@@ -13,10 +13,11 @@
 import type { ChangeBatch } from "../../drivers/sources/types.ts";
 import type { Services } from "../../services.ts";
 import type { PendingChanges, RowCounts } from "../vector-tables/state.ts";
+import type { TableStore } from "../vector-tables/storage.ts";
 import type { VectorTableRow } from "../vector-tables/tables.ts";
 import { countEmptyRows } from "./empty-rows.ts";
 
-type Table = Pick<VectorTableRow, "id" | "vectorstoreCollection">;
+type Table = Pick<VectorTableRow, "id">;
 
 /** What a pass found: changed rows seen so far and how many of them are applied (stored). */
 export type PassTally = { found: number; applied: number };
@@ -24,26 +25,25 @@ export type PassTally = { found: number; applied: number };
 export const newTally = (): PassTally => ({ found: 0, applied: 0 });
 
 /** `synced_rows`: the live generation's vectors plus its rows known to render empty. */
-export async function storedRows(services: Services, table: Table): Promise<number> {
-  const collection = table.vectorstoreCollection;
-  const live = services.vectors.generations(collection).live;
-  return (await services.vectors.count(collection)) + (await countEmptyRows(services.database.db, table.id, live));
+export async function storedRows(services: Services, store: TableStore, table: Table): Promise<number> {
+  const { live } = await store.generations();
+  return (await store.count()) + (await countEmptyRows(services.database.db, table.id, live));
 }
 
 /** While a backfill runs (at its start and at every checkpoint): the source's count, and the rest is pending. */
-export async function fillCounts(services: Services, table: Table, sourceRows: number): Promise<RowCounts> {
-  const synced = await storedRows(services, table);
+export async function fillCounts(services: Services, store: TableStore, table: Table, sourceRows: number): Promise<RowCounts> {
+  const synced = await storedRows(services, store, table);
   return { totalRows: sourceRows, syncedRows: synced, rowsPending: Math.max(0, sourceRows - synced) };
 }
 
 /** A fill completed over `sourceRows` rows: nothing it found is left. */
-export async function completedCounts(services: Services, table: Table, sourceRows: number): Promise<RowCounts> {
-  return { totalRows: sourceRows, syncedRows: await storedRows(services, table), rowsPending: 0 };
+export async function completedCounts(services: Services, store: TableStore, table: Table, sourceRows: number): Promise<RowCounts> {
+  return { totalRows: sourceRows, syncedRows: await storedRows(services, store, table), rowsPending: 0 };
 }
 
 /** A pass completed over `sourceRows` rows; a cdc table's backlog is the stream's, so a reconciling pass leaves rows_pending. */
-export async function passCounts(services: Services, table: Table & Pick<VectorTableRow, "syncMode">, sourceRows: number): Promise<Partial<RowCounts>> {
-  const counts = await completedCounts(services, table, sourceRows);
+export async function passCounts(services: Services, store: TableStore, table: Table & Pick<VectorTableRow, "syncMode">, sourceRows: number): Promise<Partial<RowCounts>> {
+  const counts = await completedCounts(services, store, table, sourceRows);
   return table.syncMode === "batch" ? counts : { totalRows: counts.totalRows, syncedRows: counts.syncedRows };
 }
 
@@ -51,8 +51,8 @@ export async function passCounts(services: Services, table: Table & Pick<VectorT
  * A pass failed: what it stored counts, and for a batch table the changed rows it found and did
  * not apply are the backlog (a cdc table's backlog stays the stream's).
  */
-export async function failedPassCounts(services: Services, table: Table & Pick<VectorTableRow, "syncMode">, tally: PassTally): Promise<Partial<RowCounts>> {
-  const syncedRows = await storedRows(services, table);
+export async function failedPassCounts(services: Services, store: TableStore, table: Table & Pick<VectorTableRow, "syncMode">, tally: PassTally): Promise<Partial<RowCounts>> {
+  const syncedRows = await storedRows(services, store, table);
   return table.syncMode === "batch" ? { syncedRows, rowsPending: Math.max(0, tally.found - tally.applied) } : { syncedRows };
 }
 
@@ -60,7 +60,7 @@ export async function failedPassCounts(services: Services, table: Table & Pick<V
 export const streamPending = (batch: ChangeBatch): PendingChanges => ({ rows: batch.keys.length, oldestAt: batch.committedAt.toISOString() });
 
 /** cdc: a batch is applied (or a hash pass resynced the table): the collection is the source as of the applied position. */
-export async function streamCounts(services: Services, table: Table): Promise<RowCounts> {
-  const stored = await storedRows(services, table);
+export async function streamCounts(services: Services, store: TableStore, table: Table): Promise<RowCounts> {
+  const stored = await storedRows(services, store, table);
   return { totalRows: stored, syncedRows: stored, rowsPending: 0 };
 }

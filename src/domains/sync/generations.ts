@@ -8,14 +8,15 @@ import type { DbOrTx } from "../../scheduler/types.ts";
 import type { Services } from "../../services.ts";
 import { VectorStoreError } from "../../drivers/vector-store/index.ts";
 import { findVectorTableById, vectorTablesByMode } from "../vector-tables/repo.ts";
-import { markError, servesConfig } from "../vector-tables/state.ts";
+import { hasStorage, markError, servesConfig } from "../vector-tables/state.ts";
+import { tableStore, type TableStore } from "../vector-tables/storage.ts";
 import type { VectorTableRow } from "../vector-tables/tables.ts";
 import { hasActiveBackfill } from "./batch.ts";
 
 /** Drops a building generation; one another party dropped first is already what we wanted. */
-export async function dropQuietly(services: Services, collection: string, generation: number): Promise<void> {
+export async function dropQuietly(store: TableStore, generation: number): Promise<void> {
   try {
-    await services.vectors.dropGeneration(collection, generation);
+    await store.dropGeneration(generation);
   } catch (err) {
     if (!(err instanceof VectorStoreError && err.code === "generation_not_found")) throw err;
   }
@@ -60,21 +61,27 @@ export async function dropFailedGenerations(services: Services, failure: TaskFai
 /**
  * The catch-all, run every minute: building generations no active fill task owns
  * (their task failed and the process died before dropping them, or was killed mid-creation).
+ * Platform tables too, each in its own database: one that cannot be reached is tried next minute.
  */
 export async function dropOrphanGenerations(services: Services): Promise<void> {
   const tables = await vectorTablesByMode(services.database.db, "managed");
   for (const table of tables) {
     if (services.vectors.hasCollection(table.vectorstoreCollection)) await dropUnowned(services, table);
   }
+  for (const table of await vectorTablesByMode(services.database.db, "platform")) {
+    if (!hasStorage(table)) continue;
+    await dropUnowned(services, table).catch((err) => services.logger.warn({ err, vector_table_id: table.id }, "could not sweep a platform table's building generations"));
+  }
 }
 
 async function dropUnowned(services: Services, table: VectorTableRow): Promise<void> {
-  if (table.mode !== "managed") return;
-  const collection = table.vectorstoreCollection;
+  if (!hasStorage(table)) return;
+  const store = await tableStore(services, table);
+  if (!(await store.exists())) return;
   // Listed before the check: a task that becomes active after the check creates a generation
   // not listed here, and one listed was created by a task that is no longer active.
-  const { building } = services.vectors.generations(collection);
+  const { building } = await store.generations();
   if (building.length === 0 || (await hasActiveBackfill(services, table.id))) return;
-  for (const g of building) await dropQuietly(services, collection, g);
+  for (const g of building) await dropQuietly(store, g);
   services.logger.info({ vector_table_id: table.id, generations: building }, "dropped building generations no task owns");
 }

@@ -9,6 +9,7 @@ import { DriverError } from "../../shared/errors.ts";
 import { findConnection } from "../connections/repo.ts";
 import { providerForEmbedding } from "../embedding-providers/embedding.ts";
 import { embeddingColumns, embeddingTag, generationSpec, metadataColumns } from "../vector-tables/render.ts";
+import { tableStore, type TableStore } from "../vector-tables/storage.ts";
 import type { VectorTableRow } from "../vector-tables/tables.ts";
 
 export type SyncJob = {
@@ -16,6 +17,8 @@ export type SyncJob = {
   table: VectorTableRow;
   source: SourceConnector;
   provider: EmbeddingProvider;
+  /** Where the table's vectors live (a managed collection or a platform table). */
+  store: TableStore;
   /** The source columns hashed as text, in embedding order, and as metadata. */
   textColumns: string[];
   metaColumns: string[];
@@ -26,9 +29,6 @@ export type SyncJob = {
   close(): Promise<void>;
 };
 
-/** Platform-mode storage is not built in this version (issue 7 design note). */
-export const PLATFORM_UNAVAILABLE = "platform-mode storage is not available in this version";
-
 export const cdcTarget = (table: VectorTableRow): CdcTarget => ({ stream: table.id, table: table.sourceTable, pk: [table.primaryKeyColumn] });
 
 export async function openTableSource(services: Services, table: VectorTableRow): Promise<SourceConnector> {
@@ -37,9 +37,10 @@ export async function openTableSource(services: Services, table: VectorTableRow)
   return openSource(services, connection);
 }
 
-/** Opens source and provider for the table; the caller closes the job. */
+/** Opens storage, source and provider for the table; the caller closes the job. */
 export async function openJob(services: Services, table: VectorTableRow): Promise<SyncJob> {
-  if (table.mode === "platform") throw new DriverError(PLATFORM_UNAVAILABLE, { retryable: false });
+  // First: a platform without a store in this build says so before anything else is opened.
+  const store = await tableStore(services, table);
   if (!table.embeddingProviderId) throw new DriverError(`vector table ${table.id} has no embedding provider`, { retryable: false });
   const provider = await providerForEmbedding(services, table.orgId, table.embeddingProviderId);
   const source = await openTableSource(services, table);
@@ -50,6 +51,7 @@ export async function openJob(services: Services, table: VectorTableRow): Promis
     table,
     source,
     provider,
+    store,
     textColumns: text,
     metaColumns: meta,
     columns: [...new Set([...text, ...meta])],
@@ -57,4 +59,18 @@ export async function openJob(services: Services, table: VectorTableRow): Promis
     spec: generationSpec(table),
     close: () => source.close().catch(() => {}),
   };
+}
+
+/**
+ * A platform table made if it is missing (its creation made it; a user may have dropped it since):
+ * the key column repeats the source's, so its type is read from the source now. A managed
+ * collection is made at creation and never missing.
+ */
+export async function ensureStorage(job: SyncJob): Promise<void> {
+  if (job.store.mode !== "platform" || (await job.store.exists())) return;
+  const { table } = job;
+  const schema = await job.source.describeTable(table.sourceTable);
+  const pk = schema.find((c) => c.name === table.primaryKeyColumn) ?? schema.find((c) => c.name.toLowerCase() === table.primaryKeyColumn.toLowerCase());
+  if (!pk) throw new DriverError(`the source table "${table.sourceTable}" no longer has the primary key column "${table.primaryKeyColumn}"`, { retryable: false });
+  await job.store.create({ ...job.spec, primaryKey: { name: pk.name, type: pk.type } });
 }

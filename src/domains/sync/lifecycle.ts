@@ -4,6 +4,7 @@
 import type { Services } from "../../services.ts";
 import type { TableEngine } from "../vector-tables/engine.ts";
 import { vectorTablesBySyncMode, vectorTablesInStatus } from "../vector-tables/repo.ts";
+import { hasStorage } from "../vector-tables/state.ts";
 import type { VectorTableRow } from "../vector-tables/tables.ts";
 import { passEligible, runBatchPass } from "./batch.ts";
 import { consumerWanted, startConsumer, stopConsumer } from "./cdc.ts";
@@ -72,7 +73,7 @@ export async function stopSyncFor(services: Services, table: VectorTableRow): Pr
   await stopConsumer(services, table.id);
   state.failures.delete(table.id);
   state.reconcileAttempts.delete(table.id);
-  if (table.syncMode !== "cdc" || table.mode !== "managed") return;
+  if (table.syncMode !== "cdc" || !hasStorage(table)) return;
   try {
     const source = await openTableSource(services, table);
     try {

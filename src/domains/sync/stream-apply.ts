@@ -7,10 +7,9 @@ import { BudgetExceededError, vectorAllowance } from "./budget.ts";
 import { hashPass, type PassResult } from "./batch.ts";
 import type { SyncJob } from "./job.ts";
 
-function liveTarget(job: SyncJob) {
-  const collection = job.table.vectorstoreCollection;
-  const live = job.services.vectors.generations(collection).live;
-  return { collection, generation: live, reference: live };
+async function liveTarget(job: SyncJob) {
+  const { live } = await job.store.generations();
+  return { generation: live, reference: live };
 }
 
 export async function applyBatch(job: SyncJob, batch: ChangeBatch): Promise<void> {
@@ -22,12 +21,12 @@ export async function applyBatch(job: SyncJob, batch: ChangeBatch): Promise<void
   // By their real hashes: a change to no synced column costs nothing, a metadata-only one is a
   // metadata update, and the next reconciling pass finds every row stored here unchanged.
   // Searchable as soon as stored; the index catches up in the background (commit → queryable).
-  const applied = await applyKeys(job, batch.keys, { ...liveTarget(job), budget, indexLater: true });
+  const applied = await applyKeys(job, batch.keys, { ...(await liveTarget(job)), budget, indexLater: true });
   if (applied.overBudget > 0) throw new BudgetExceededError(job.services.config.freeVectorBudget);
 }
 
 /** A hash pass over the live generation: what a recreated feed owes, and what a TRUNCATE calls for. */
 export async function resync(job: SyncJob): Promise<PassResult> {
   const budget = { remaining: await vectorAllowance(job.services, job.table.orgId) };
-  return hashPass(job, { ...liveTarget(job), budget });
+  return hashPass(job, { ...(await liveTarget(job)), budget });
 }

@@ -1,7 +1,7 @@
 // The named queries of the `vector_tables` table, whose one owner is this domain: creation,
 // reads (the API's, scoped to an organization, and the engine's, by id or by kind of table) and
 // deletion. Changes of state and the engine's bookkeeping are in state.ts.
-import { and, asc, count, eq, inArray } from "drizzle-orm";
+import { and, asc, count, eq, inArray, isNull } from "drizzle-orm";
 import type { Executor } from "../../db/executor.ts";
 import { tasks } from "../../scheduler/tables.ts";
 import { afterPosition, type PageRequest } from "../../shared/pagination.ts";
@@ -38,15 +38,6 @@ export function vectorTablesBySyncMode(db: Executor, syncMode: VectorTableRow["s
 
 export function vectorTablesByMode(db: Executor, mode: VectorTableRow["mode"]): Promise<VectorTableRow[]> {
   return db.select().from(vectorTables).where(eq(vectorTables.mode, mode));
-}
-
-/** The collections of the organization's managed tables (its vector budget counts them, docs/vector-tables.md#vector-budget). */
-export async function managedCollectionsOf(db: Executor, orgId: string): Promise<string[]> {
-  const rows = await db
-    .select({ collection: vectorTables.vectorstoreCollection })
-    .from(vectorTables)
-    .where(and(eq(vectorTables.orgId, orgId), eq(vectorTables.mode, "managed")));
-  return rows.map((r) => r.collection);
 }
 
 export async function findVectorTableByName(db: Executor, orgId: string, name: string): Promise<VectorTableRow | undefined> {
@@ -100,4 +91,9 @@ type CountColumn = typeof vectorTables.environmentId | typeof vectorTables.conne
 export async function countVectorTablesBy(db: Executor, orgId: string, column: CountColumn, value: string): Promise<number> {
   const [row] = await db.select({ n: count() }).from(vectorTables).where(and(eq(vectorTables.orgId, orgId), eq(column, value)));
   return row?.n ?? 0;
+}
+
+/** Set once, when the table's platform storage is first addressed (a ref never changes, as a collection name never does). */
+export async function setPlatformVectorRef(db: Executor, id: string, ref: string): Promise<void> {
+  await db.update(vectorTables).set({ platformVectorRef: ref }).where(and(eq(vectorTables.id, id), isNull(vectorTables.platformVectorRef)));
 }

@@ -9,13 +9,14 @@ import { connectionOf } from "../connections/service.ts";
 import type { ConnectionRow } from "../connections/repo.ts";
 import { providerRowOf } from "../embedding-providers/service.ts";
 import { listNarrowedByEnvironment, resolveEnvironment } from "../environments/service.ts";
-import { VectorStoreError } from "../../drivers/vector-store/index.ts";
 import { builtInModelProblems, columnProblems, isNumericType, modelProblems, sourceColumn, sourceProblems } from "./checks.ts";
 import { normalizeColumns, presentVectorTable } from "./present.ts";
 import { deleteVectorTableRow, failActiveTasksOf, findVectorTable, findVectorTableByName, insertVectorTable, pageVectorTables, type VectorTableRow } from "./repo.ts";
 import { collectionName, generationSpec } from "./render.ts";
 import type { CreateVectorTable, SourceSchema, VectorTable } from "./schemas.ts";
 import { readSourceSchema } from "./source-schema.ts";
+import { hasStorage } from "./state.ts";
+import { managedTableStore, storageFailure, tableStore, type TableSpec } from "./storage.ts";
 
 export const nameTaken = (name: string) => new AppError("name_taken", `A vector table named "${name}" already exists in this organization`);
 
@@ -71,6 +72,7 @@ export async function createVectorTable(services: Services, actor: KeyActor, inp
   const environment = await resolveEnvironment(services, actor, environmentHeader);
   const connection = await connectionOf(services, actor.orgId, input.connection_id);
   const mode = input.mode ?? connection.mode;
+  const platform = mode === "platform" ? await platformStoreFor(services, connection) : null;
   const problems: ErrorDetail[] = [];
   if (connection.environmentId !== environment.id) problems.push({ path: "connection_id", message: "the connection belongs to another environment than the vector table" });
   if (mode !== connection.mode) problems.push({ path: "mode", message: `must match the connection's mode (${connection.mode})` });
@@ -83,7 +85,8 @@ export async function createVectorTable(services: Services, actor: KeyActor, inp
   // Last, the slow part: the source's schema, read live.
   const schema = await readSourceSchema(services, connection, input.source_table);
   throwIfProblems(sourceProblems(schema, input.source_table, input.primary_key_column, columns, foldsCase(connection)));
-  const pkType = sourceColumn(schema, input.primary_key_column, foldsCase(connection))!.type;
+  const pkColumn = sourceColumn(schema, input.primary_key_column, foldsCase(connection))!;
+  const pkType = pkColumn.type;
 
   const now = services.clock.now().toISOString();
   const id = newId();
@@ -103,7 +106,7 @@ export async function createVectorTable(services: Services, actor: KeyActor, inp
     syncMode: input.sync_mode ?? "batch",
     syncStatus: "pending",
     vectorstoreCollection: collectionName(id, input.name),
-    platformVectorRef: null,
+    platformVectorRef: platform ? platform.refFor(id, input.name) : null,
     numericPk: isNumericType(pkType),
     configVersion: 1,
     servedConfigVersion: 1,
@@ -122,14 +125,17 @@ export async function createVectorTable(services: Services, actor: KeyActor, inp
     createdAt: now,
     updatedAt: now,
   };
+  const spec: TableSpec = { ...generationSpec(row), primaryKey: { name: pkColumn.name, type: pkType } };
+  if (platform) throwIfProblems(platform.specProblems(spec).map((message) => ({ path: "columns", message })));
   await guardName(input.name, () => insertVectorTable(db, row));
-  if (mode === "managed") {
-    try {
-      await services.vectors.createCollection(row.vectorstoreCollection, generationSpec(row));
-    } catch (err) {
-      await deleteVectorTableRow(db, actor.orgId, id);
-      throw err;
-    }
+  // The storage now: a managed collection, or the platform table (which checks the database has
+  // what it needs). A platform without a store in this build gets none (its backfill says why).
+  const store = mode === "managed" ? managedTableStore(services.vectors, row.vectorstoreCollection) : platform ? await tableStore(services, row) : null;
+  try {
+    await store?.create(spec);
+  } catch (err) {
+    await deleteVectorTableRow(db, actor.orgId, id);
+    throw storageFailure(err, connection.id);
   }
   services.logger.info({ org_id: actor.orgId, vector_table_id: id, mode, sync_mode: row.syncMode }, "vector table created");
   return presentVectorTable(row);
@@ -162,30 +168,35 @@ export async function getSourceSchema(services: Services, actor: KeyActor, id: s
 
 /**
  * DELETE /v1/vector-tables/{id}: stops what runs for the table (its tasks, its change feed), then
- * removes the record and its collection. The record goes first: a collection left behind by a
- * crash is only disk, whereas a record without its collection would answer errors.
+ * removes the record and its storage. A managed collection goes after the record: one left behind
+ * by a crash is only disk, whereas a record without its collection would answer errors. A
+ * platform table sits in the customer's database, where a leftover is not ours to forget: it is
+ * dropped first (a database that cannot be reached → 502, the vector table kept, DELETE again),
+ * and once more after the record, in case a task that was starting made it again meanwhile.
  */
 export async function deleteVectorTable(services: Services, actor: KeyActor, id: string): Promise<void> {
   requireWriteAccess(actor);
   const row = await vectorTableOf(services, actor.orgId, id);
   await services.engine.stop(row);
+  if (hasStorage(row) && row.mode === "platform") await dropStorageOf(services, row).catch((err) => Promise.reject(storageFailure(err, row.connectionId)));
   const now = services.clock.now().toISOString();
   await services.database.db.transaction(async (tx) => {
     await failActiveTasksOf(tx, actor.orgId, row.id, "vector table deleted", now);
     await services.engine.forget(tx, row);
     await deleteVectorTableRow(tx, actor.orgId, row.id);
   });
-  await dropCollectionOf(services, row);
+  await dropStorageOf(services, row).catch((err) => services.logger.warn({ err, vector_table_id: id }, "could not drop the vector table's storage after its record"));
   services.logger.info({ org_id: actor.orgId, vector_table_id: id }, "vector table deleted");
 }
 
-/** Drops the table's managed collection if it exists (idempotent). */
-export async function dropCollectionOf(services: Services, row: VectorTableRow): Promise<void> {
-  if (!services.vectors.hasCollection(row.vectorstoreCollection)) return;
-  try {
-    await services.vectors.dropCollection(row.vectorstoreCollection);
-  } catch (err) {
-    // A concurrent deletion dropped it first: the outcome wanted.
-    if (!(err instanceof VectorStoreError && err.code === "collection_not_found")) throw err;
-  }
+/** Drops the table's collection or platform table with every generation, if there (idempotent). */
+export async function dropStorageOf(services: Services, row: VectorTableRow): Promise<void> {
+  if (!hasStorage(row)) return;
+  await (await tableStore(services, row)).drop();
+}
+
+/** The platform store a platform-mode table on this connection will use; null when its provider has none in this build. */
+async function platformStoreFor(services: Services, connection: ConnectionRow) {
+  if (!services.platform.supports(connection.provider)) return null;
+  return services.platform.of(connection).catch((err) => Promise.reject(storageFailure(err, connection.id)));
 }

@@ -51,6 +51,13 @@ import { vectorTables, type SyncStatus, type VectorTableRow } from "./tables.ts"
  */
 export const servesConfig = (t: VectorTableRow): boolean => t.configVersion === t.servedConfigVersion;
 
+/**
+ * Whether the table has storage the engine can keep in sync: every managed table, and a platform
+ * table once its storage is named (`platform_vector_ref`, set when a platform store exists for its
+ * provider). Periodic passes and cdc consumers skip the others: their backfill says why they fail.
+ */
+export const hasStorage = (t: VectorTableRow): boolean => t.mode === "managed" || t.platformVectorRef !== null;
+
 const scoped = (orgId: string, id: string) => and(eq(vectorTables.orgId, orgId), eq(vectorTables.id, id));
 
 /** `status`, unless the table is paused: a paused table stays paused (issue 7 design). */

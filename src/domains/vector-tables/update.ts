@@ -13,6 +13,7 @@ import { embeddingChoiceProblems, foldsCase, guardName, nameTaken, throwIfProble
 import { readSourceSchema } from "./source-schema.ts";
 import { REBACKFILL } from "../tasks/kinds.ts";
 import { changeConfiguration, type Configuration } from "./state.ts";
+import { generationSpec } from "./render.ts";
 
 /** At most one backfill or rebackfill pending or running per table, enforced by a unique index. */
 export const backfillKey = (vectorTableId: string) => `backfill:${vectorTableId}`;
@@ -67,6 +68,12 @@ export async function updateVectorTable(services: Services, actor: KeyActor, id:
     const connection = await connectionOf(services, actor.orgId, row.connectionId);
     const schema = await readSourceSchema(services, connection, row.sourceTable);
     throwIfProblems(sourceProblems(schema, row.sourceTable, undefined, columns, foldsCase(connection)));
+    if (row.mode === "platform" && services.platform.supports(connection.provider)) {
+      // The new columns must fit a platform table too (no reserved name, not the key again).
+      const store = await services.platform.of(connection);
+      const spec = { ...generationSpec({ ...row, columns }), primaryKey: { name: row.primaryKeyColumn, type: "text" } };
+      throwIfProblems(store.specProblems(spec).map((message) => ({ path: "columns", message })));
+    }
   }
 
   const name = input.name !== undefined && input.name !== row.name ? input.name : undefined;

@@ -1,5 +1,5 @@
 // Compiles a validated docs/vector-tables.md#filters filter (the managed store's AST, from `parseFilter`) to a
-// Postgres boolean expression over a platform table's typed columns `m_<i>`, with bind
+// Postgres boolean expression over a platform table's typed metadata columns, with bind
 // parameters. Semantics match the managed store's predicate exactly (a property test checks):
 // neq/nin also match null, `exists: false` matches null, comparisons and eq/in never match null.
 import type { MetadataColumn, MetadataType, parseFilter } from "../vector-store/index.ts";
@@ -14,14 +14,17 @@ export interface PgWhere {
   params: (string | null)[];
 }
 
-/** The SQL column holding metadata column `index`, as in the managed store. */
+/** A SQL column named by its metadata column's index, `m_<i>` (the default naming of `compilePg`). */
 export function metadataColumn(index: number): string {
   return `m_${index}`;
 }
 
-/** Postgres type of each metadata type; keyword is COLLATE "C" so equality is byte equality. */
+/**
+ * Postgres type of each metadata type (CONTRACT 12). Equality on `text` under any deterministic
+ * collation is byte equality, which is all a keyword filter compares.
+ */
 export const PG_TYPES: Record<MetadataType, string> = {
-  keyword: 'text COLLATE "C"',
+  keyword: "text",
   integer: "bigint",
   float: "double precision",
   boolean: "boolean",
@@ -47,10 +50,9 @@ export function scalarText(value: Scalar): string {
 
 /**
  * `params` is the statement's parameter list so far (placeholders continue after it); the
- * returned `sql` is always parenthesised. `alias` qualifies the columns.
+ * returned `sql` is always parenthesised. `column` gives the SQL of metadata column `i`.
  */
-export function compilePg(node: FilterNode | null, columns: MetadataColumn[], params: (string | null)[], alias = ""): string {
-  const prefix = alias ? `${alias}.` : "";
+export function compilePg(node: FilterNode | null, columns: MetadataColumn[], params: (string | null)[], column: (index: number) => string = metadataColumn): string {
   const bind = (value: Scalar, column: number, range: boolean): string => {
     params.push(scalarText(value));
     const type = columns[column]!.type;
@@ -66,14 +68,14 @@ export function compilePg(node: FilterNode | null, columns: MetadataColumn[], pa
       case "or":
         return n.items.length === 0 ? "FALSE" : `(${n.items.map(walk).join(" OR ")})`;
       case "exists":
-        return `(${prefix}${metadataColumn(n.column)} IS ${n.value ? "NOT NULL" : "NULL"})`;
+        return `(${column(n.column)} IS ${n.value ? "NOT NULL" : "NULL"})`;
       case "cmp": {
-        const col = prefix + metadataColumn(n.column);
+        const col = column(n.column);
         if (n.op === "neq") return `(${col} IS NULL OR ${col} <> ${bind(n.value, n.column, false)})`;
         return `(${col} ${COMPARE[n.op]} ${bind(n.value, n.column, n.op !== "eq")})`;
       }
       case "set": {
-        const col = prefix + metadataColumn(n.column);
+        const col = column(n.column);
         if (n.values.length === 0) return n.op === "in" ? "FALSE" : "TRUE";
         const list = n.values.map((v) => bind(v, n.column, false)).join(", ");
         return n.op === "in" ? `(${col} IN (${list}))` : `(${col} IS NULL OR ${col} NOT IN (${list}))`;

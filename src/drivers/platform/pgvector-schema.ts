@@ -1,101 +1,139 @@
-// Names and DDL of pgvector platform tables. One table per generation in the schema `vecsync`:
-//   live:      vecsync.<base>            (the `platform_vector_ref` names it)
-//   building:  vecsync.<base>__g<n>      (a re-backfill fills it, then it is renamed to <base>)
-// Each table's COMMENT holds `{ref, generation, spec}` as JSON, so the spec travels with the table
-// through the rename and a generation needs no registry table beside it.
-import { VectorStoreError, type GenerationSpec } from "../vector-store/index.ts";
-import { metadataColumn, PG_TYPES } from "./filters-pg.ts";
+// Names and DDL of pgvector platform tables (docs/vector-tables.md#platform-tables). One table per
+// generation in the schema `vecsync`:
+//   live:      vecsync.vt_<id8>_<name>   (the `platform_vector_ref` names it; users JOIN it)
+//   building:  vecsync."vt_<id8>$g<n>"   (a re-backfill fills it, then it is renamed to the live name)
+// Columns (CONTRACT 12): the primary key under the source's own name and type, `embedded_text`,
+// each metadata column under its own name, `embedding vector(d)` (`halfvec(d)` above 2,000
+// dimensions), and two hash columns the sync engine diffs against. Each table's COMMENT holds
+// `{ref, generation, spec}` as JSON, so the spec travels with the table through the rename and a
+// generation needs no registry table beside it.
+import { VectorStoreError } from "../vector-store/index.ts";
+import { PG_TYPES } from "./filters-pg.ts";
+import type { PlatformPrimaryKey, PlatformTableSpec } from "./types.ts";
 
 export const PLATFORM_SCHEMA = "vecsync";
 
-/**
- * Postgres names are at most 63 bytes. The base is ≤ 42 characters, which leaves room for
- * `__g<n>` and index suffixes (`_m49`, `_hnsw`) up to a nine-digit generation.
- */
-const BASE_PATTERN = /^[a-z][a-z0-9_]{0,41}$/;
-const SLUG_MAX = 30;
+/** Postgres names are at most 63 bytes: `vt_` + 8 + `_` leaves 51 for the name. */
+const NAME_MAX = 51;
+const BASE_PATTERN = new RegExp(`^vt_[a-z0-9]{8}_[a-z0-9_]{1,${NAME_MAX}}$`);
 
-/** `vecsync.vt_<first 8 of id>_<name: lowercased, outside [a-z0-9_] → _, at most 30 chars>`. */
+/** The columns vecsync itself writes; no source column may take these names. */
+export const TEXT_COLUMN = "embedded_text";
+export const VECTOR_COLUMN = "embedding";
+export const TEXT_HASH_COLUMN = "vecsync_text_hash";
+export const META_HASH_COLUMN = "vecsync_meta_hash";
+export const RESERVED_COLUMNS: readonly string[] = [TEXT_COLUMN, VECTOR_COLUMN, TEXT_HASH_COLUMN, META_HASH_COLUMN];
+
+/** Without a source key (tests, benchmarks): a text key named `pk`. */
+export const DEFAULT_PRIMARY_KEY: PlatformPrimaryKey = { name: "pk", type: "text" };
+
+export const primaryKeyOf = (spec: PlatformTableSpec): PlatformPrimaryKey => spec.primaryKey ?? DEFAULT_PRIMARY_KEY;
+
+/**
+ * `vecsync.vt_<first 8 of id>_<name: lowercased, outside [a-z0-9_] → _>` as CONTRACT 12 names it,
+ * the name cut to 51 characters so the table name fits Postgres's 63 bytes.
+ */
 export function platformVectorRef(id: string, name: string): string {
-  const slug = name.toLowerCase().replace(/[^a-z0-9_]/g, "_").slice(0, SLUG_MAX);
+  const slug = name.toLowerCase().replace(/[^a-z0-9_]/g, "_").slice(0, NAME_MAX);
   return `${PLATFORM_SCHEMA}.vt_${id.slice(0, 8).toLowerCase()}_${slug}`;
 }
 
-/** The base table name of a ref; refuses anything that is not one of ours. */
+/** The live table name of a ref; refuses anything that is not one of ours. */
 export function baseOf(ref: string): string {
   const [schema, base, extra] = ref.split(".");
-  if (schema !== PLATFORM_SCHEMA || base === undefined || extra !== undefined || !BASE_PATTERN.test(base) || /__g\d+$/.test(base)) {
+  if (schema !== PLATFORM_SCHEMA || base === undefined || extra !== undefined || !BASE_PATTERN.test(base)) {
     throw new VectorStoreError("invalid_name", `platform vector ref must look like ${PLATFORM_SCHEMA}.vt_<id8>_<name>: ${JSON.stringify(ref)}`);
   }
   return base;
 }
 
-export const buildingTable = (base: string, generation: number): string => `${base}__g${generation}`;
+/** `vt_<id8>`: what every table and index name of one vector table starts with. */
+const familyPrefix = (base: string): string => base.slice(0, 11);
 
-/** Every identifier we emit is [a-z0-9_]; quoting still keeps a mistake from becoming SQL. */
+/**
+ * A building generation's table. `$` cannot occur in a live name (whose name part is [a-z0-9_]),
+ * so no vector table's name can collide with another's building table or indexes.
+ */
+export const buildingTable = (base: string, generation: number): string => `${familyPrefix(base)}$g${generation}`;
+
+/** A LIKE pattern matching the family's building tables (`_` is a LIKE wildcard). */
+export function buildingPattern(base: string): string {
+  return `${familyPrefix(base).replaceAll("_", "\\_")}$g%`;
+}
+
 export const quoteIdent = (id: string): string => `"${id.replaceAll('"', '""')}"`;
 export const qualified = (table: string): string => `${PLATFORM_SCHEMA}.${quoteIdent(table)}`;
 
 /** pgvector's HNSW indexes `vector` up to 2,000 dimensions and `halfvec` up to 4,000. */
-export type IndexKind = "vector" | "halfvec" | "none";
+export type VectorKind = "vector" | "halfvec";
 
-export function indexKind(dimensions: number): IndexKind {
-  return dimensions <= 2000 ? "vector" : dimensions <= 4000 ? "halfvec" : "none";
-}
+export const vectorKind = (dimensions: number): VectorKind => (dimensions <= 2000 ? "vector" : "halfvec");
+export const indexable = (dimensions: number): boolean => dimensions <= 4000;
 
-/** The expression the HNSW index is built on and searches order by. */
-export function indexedExpression(dimensions: number): string {
-  return indexKind(dimensions) === "halfvec" ? `(embedding::halfvec(${dimensions}))` : "embedding";
-}
-
-/** The query vector placeholder `$n` as the indexed expression's type. */
-export function queryVector(dimensions: number, placeholder: string): string {
-  return indexKind(dimensions) === "halfvec" ? `(${placeholder}::halfvec(${dimensions}))` : `${placeholder}::vector(${dimensions})`;
-}
+/** The column's type, which is also the cast of a query vector placeholder. */
+export const vectorType = (dimensions: number): string => `${vectorKind(dimensions)}(${dimensions})`;
 
 export interface TableComment {
   ref: string;
   generation: number;
-  spec: GenerationSpec;
+  spec: PlatformTableSpec;
 }
 
-export function assertSpec(spec: GenerationSpec): void {
+/** Names a platform table cannot hold (CONTRACT 12 puts every column under its own name). */
+export function specProblems(spec: PlatformTableSpec): string[] {
+  const problems: string[] = [];
+  const pk = primaryKeyOf(spec).name;
+  if (RESERVED_COLUMNS.includes(pk)) problems.push(`the primary key column "${pk}" has a name the platform table uses itself (${RESERVED_COLUMNS.join(", ")})`);
+  for (const c of spec.metadata) {
+    if (RESERVED_COLUMNS.includes(c.name)) problems.push(`the metadata column "${c.name}" has a name the platform table uses itself (${RESERVED_COLUMNS.join(", ")})`);
+    if (c.name === pk) problems.push(`the metadata column "${c.name}" is the primary key, which the platform table already holds under that name`);
+    if (Buffer.byteLength(c.name) > 63) problems.push(`the metadata column "${c.name}" is longer than Postgres's 63-byte names`);
+  }
+  return problems;
+}
+
+export function assertSpec(spec: PlatformTableSpec): void {
   if (!Number.isSafeInteger(spec.dimensions) || spec.dimensions < 1 || spec.dimensions > 16000) {
     throw new VectorStoreError("invalid_row", `dimensions must be 1-16000 (pgvector), got ${spec.dimensions}`);
   }
+  const problems = specProblems(spec);
+  if (problems.length > 0) throw new VectorStoreError("invalid_name", problems.join("; "));
 }
 
 /** CREATE TABLE, its indexes and its comment, for one generation table. */
-export function createTableStatements(table: string, comment: TableComment): string[] {
+export function createTableStatements(table: string, comment: TableComment, opts: { vectorIndex: boolean }): string[] {
   const { spec, generation } = comment;
-  const prefix = `${comment.ref.split(".")[1]}__g${generation}`;
-  const metaColumns = spec.metadata.map((c, i) => `, ${metadataColumn(i)} ${PG_TYPES[c.type]}`).join("");
-  const kind = indexKind(spec.dimensions);
+  const prefix = `${familyPrefix(table)}$g${generation}`;
+  const pk = primaryKeyOf(spec);
+  const metaColumns = spec.metadata.map((c) => `,\n      ${quoteIdent(c.name)} ${PG_TYPES[c.type]}`).join("");
   const statements = [
     `CREATE TABLE ${qualified(table)} (
-      pk text COLLATE "C" NOT NULL,
-      text_hash text NOT NULL,
-      meta_hash text NOT NULL,
-      text text NOT NULL${metaColumns},
-      embedding vector(${spec.dimensions}) NOT NULL,
-      CONSTRAINT ${quoteIdent(`${prefix}_pk`)} PRIMARY KEY (pk)
+      ${quoteIdent(pk.name)} ${pk.type} NOT NULL,
+      ${TEXT_COLUMN} text NOT NULL${metaColumns},
+      ${VECTOR_COLUMN} ${vectorType(spec.dimensions)} NOT NULL,
+      ${TEXT_HASH_COLUMN} text NOT NULL,
+      ${META_HASH_COLUMN} text NOT NULL,
+      CONSTRAINT ${quoteIdent(`${prefix}$pk`)} PRIMARY KEY (${quoteIdent(pk.name)})
     )`,
-    ...spec.metadata.map((_, i) => `CREATE INDEX ${quoteIdent(`${prefix}_m${i}`)} ON ${qualified(table)} (${metadataColumn(i)})`),
+    ...spec.metadata.map((c, i) => `CREATE INDEX ${quoteIdent(`${prefix}$m${i}`)} ON ${qualified(table)} (${quoteIdent(c.name)})`),
   ];
-  if (kind !== "none") {
-    statements.push(`CREATE INDEX ${quoteIdent(`${prefix}_hnsw`)} ON ${qualified(table)} USING hnsw (${indexedExpression(spec.dimensions)} ${kind}_cosine_ops)`);
+  if (opts.vectorIndex) {
+    const index = createVectorIndex(table, generation, spec.dimensions);
+    if (index) statements.push(index);
   }
   statements.push(`COMMENT ON TABLE ${qualified(table)} IS ${quoteLiteral(JSON.stringify(comment))}`);
   return statements;
 }
 
-function quoteLiteral(text: string): string {
-  return `'${text.replaceAll("'", "''")}'`;
+/** The HNSW index (cosine) of a generation table; null past pgvector's 4,000 indexable dimensions. */
+export function createVectorIndex(table: string, generation: number, dimensions: number): string | null {
+  if (!indexable(dimensions)) return null;
+  const name = `${familyPrefix(table)}$g${generation}$hnsw`;
+  return `CREATE INDEX IF NOT EXISTS ${quoteIdent(name)} ON ${qualified(table)} USING hnsw (${VECTOR_COLUMN} ${vectorKind(dimensions)}_cosine_ops)`;
 }
 
-/** A LIKE pattern matching `<base>__g<anything>` literally (`_` is a LIKE wildcard). */
-export function buildingPattern(base: string): string {
-  return `${base.replaceAll("_", "\\_")}\\_\\_g%`;
+function quoteLiteral(text: string): string {
+  return `'${text.replaceAll("'", "''")}'`;
 }
 
 export function parseComment(text: unknown): TableComment | null {
@@ -109,7 +147,34 @@ export function parseComment(text: unknown): TableComment | null {
   }
 }
 
-export function sameSpec(a: GenerationSpec, b: GenerationSpec): boolean {
-  const cols = (s: GenerationSpec) => JSON.stringify(s.metadata.map((c) => [c.name, c.type]));
-  return a.dimensions === b.dimensions && a.numericPk === b.numericPk && cols(a) === cols(b);
+export function sameSpec(a: PlatformTableSpec, b: PlatformTableSpec): boolean {
+  const cols = (s: PlatformTableSpec) => JSON.stringify(s.metadata.map((c) => [c.name, c.type]));
+  const pk = (s: PlatformTableSpec) => JSON.stringify(primaryKeyOf(s));
+  return a.dimensions === b.dimensions && a.numericPk === b.numericPk && cols(a) === cols(b) && pk(a) === pk(b);
+}
+
+/** A generation table's columns as SQL: what every statement on it is built from. */
+export interface Layout {
+  /** The key column, quoted. */
+  pk: string;
+  /** `$n` as the key column's type (bound as text, cast in SQL). */
+  pkParam(n: number): string;
+  /** `SELECT jsonb_array_elements_text($n)` as the key column's type: a list of keys in one parameter. */
+  pkList(n: number): string;
+  /** Metadata column `i`, quoted. */
+  meta(i: number): string;
+  /** `$n` as the vector column's type. */
+  vectorParam(n: number): string;
+}
+
+export function layoutOf(spec: PlatformTableSpec): Layout {
+  const pk = primaryKeyOf(spec);
+  const names = spec.metadata.map((c) => quoteIdent(c.name));
+  return {
+    pk: quoteIdent(pk.name),
+    pkParam: (n) => `$${n}::text::${pk.type}`,
+    pkList: (n) => `SELECT (jsonb_array_elements_text($${n}::text::jsonb))::${pk.type}`,
+    meta: (i) => names[i]!,
+    vectorParam: (n) => `$${n}::text::${vectorType(spec.dimensions)}`,
+  };
 }

@@ -1,75 +1,117 @@
 // The platform-mode store on the relational source: vectors in the source Postgres itself, with
-// pgvector, in the schema `vecsync` (names and DDL: pgvector-schema.ts; search: pgvector-search.ts).
-// Every call is one transaction that first takes an advisory lock on the ref: shared for row
-// work and searches, exclusive for DDL (create, swap, drop). So a generation swap waits for the
-// searches in flight and the next ones wait for it: each sees the old table or the new one,
-// never a mix and never a missing table.
+// pgvector, in the schema `vecsync` (names and DDL: pgvector-schema.ts; the tables of a ref:
+// pgvector-family.ts; row writes: pgvector-writes.ts; searches: pgvector-query.ts and
+// pgvector-search.ts; what the database must offer: pgvector-setup.ts).
+// Every call but a search is one transaction that first takes an advisory lock on the ref:
+// shared for row work, exclusive for DDL (create, swap, drop), so DDL never meets a write in
+// flight. A search takes no lock: it runs on whichever table is live, which Postgres's own table
+// lock keeps from being dropped under it, and then checks that table's OID is the one it planned
+// for (pgvector-query.ts): it sees the old generation or the new one, never a mix.
 import postgres from "postgres";
 import { DriverError } from "../../shared/errors.ts";
 import { connectionOptions, type PostgresCredentials, type PostgresSourceOptions } from "../sources/postgres-connect.ts";
-import { FilterError, parseFilter, VectorStoreError, type GenerationSpec, type MetadataUpdate, type RowHashes, type SearchRequest, type UpsertRow } from "../vector-store/index.ts";
-import { compilePg, metadataColumn, PG_CAST, placeholder } from "./filters-pg.ts";
-import { assertText, lastPerKey, metadataParams, parseVectorText, rowsPerStatement, vectorText, type Param } from "./pgvector-rows.ts";
+import { FilterError, parseFilter, VectorStoreError, type MetadataUpdate, type RowHashes, type SearchRequest, type UpsertRow } from "../vector-store/index.ts";
+import { compilePg } from "./filters-pg.ts";
+import { familyOf, noGeneration, readFamily, resolve, type Family } from "./pgvector-family.ts";
+import { parseVectorText, type Param } from "./pgvector-rows.ts";
+import { updateMetadataStatements, upsertStatements } from "./pgvector-writes.ts";
 import {
   assertSpec,
   baseOf,
-  buildingPattern,
   buildingTable,
   createTableStatements,
-  parseComment,
-  PLATFORM_SCHEMA,
+  createVectorIndex,
+  layoutOf,
+  META_HASH_COLUMN,
+  platformVectorRef,
   qualified,
   quoteIdent,
   sameSpec,
-  type TableComment,
+  specProblems,
+  TEXT_COLUMN,
+  TEXT_HASH_COLUMN,
+  VECTOR_COLUMN,
 } from "./pgvector-schema.ts";
-import { searchTable, type Runner } from "./pgvector-search.ts";
-import type { HashesRequest, PlatformGenerations, PlatformSearchResult, PlatformTarget, PlatformVectorStore, StoredDoc } from "./types.ts";
+import { PgvectorSearcher } from "./pgvector-query.ts";
+import { driverError, privilegeError, setupDatabase } from "./pgvector-setup.ts";
+import { PlatformSetupError, type HashesRequest, type PlatformGenerations, type PlatformSearchResult, type PlatformTableSpec, type PlatformTarget, type PlatformVectorStore, type StoredDoc } from "./types.ts";
 
 type Sql = postgres.Sql;
 type Tx = postgres.TransactionSql;
 
-/** The tables of one ref: the live one (when it exists) and its building generations. */
-interface Family {
-  base: string;
-  live: TableComment | null;
-  building: Map<number, TableComment>;
-}
-
-/** A resolved target: the table to use and its generation's shape. */
-interface Resolved {
-  table: string;
-  comment: TableComment;
-}
+/** Search tuning; tests lower `exactMaxRows` (pgvector-search.ts EXACT_MAX_ROWS) to reach the HNSW path on small tables. */
+export type PgvectorTuning = { exactMaxRows?: number };
 
 /** Opens the store with the source connection's vetted credentials (docs/api.md#host-guard host checks done by the caller). */
-export function connectPgvectorStore(credentials: PostgresCredentials, options: PostgresSourceOptions = {}): PgvectorStore {
+export function connectPgvectorStore(credentials: PostgresCredentials, options: PostgresSourceOptions & PgvectorTuning = {}): PgvectorStore {
+  const base = connectionOptions(credentials, options);
   // Unnamed statements: a generation swap may change a column's type under the same SQL text,
   // which a cached prepared statement would refuse ("cached plan must not change result type").
-  const sql = postgres({ ...connectionOptions(credentials, options), prepare: false }) as unknown as Sql;
-  return new PgvectorStore(sql, { ownsConnection: true });
+  // Searches inline their values as quoted literals (pgvector-search.ts inline), exact only with
+  // standard_conforming_strings, pinned here whatever the server's default.
+  const sql = postgres({ ...base, prepare: false, connection: { ...base.connection, standard_conforming_strings: "on" } }) as unknown as Sql;
+  return new PgvectorStore(sql, { ownsConnection: true, database: credentials.database, exactMaxRows: options.exactMaxRows });
 }
 
 export class PgvectorStore implements PlatformVectorStore {
   private readonly ownsConnection: boolean;
+  private readonly database: string;
+  /** The database checked (extension, schema) once per store; a failed check is tried again next time. */
+  private ready: Promise<void> | null = null;
+  private readonly searcher: PgvectorSearcher;
 
   /** `sql` may be shared; it is ended by `close()` only when the store opened it. */
   constructor(
     private readonly sql: Sql,
-    opts: { ownsConnection?: boolean } = {},
+    opts: { ownsConnection?: boolean; database?: string } & PgvectorTuning = {},
   ) {
     this.ownsConnection = opts.ownsConnection ?? false;
+    this.database = opts.database ?? "(this database)";
+    const readLive = (ref: string) => this.withFamily(ref, "shared", async (_tx, family) => ({ ...resolve(family, ref, {}).comment, oid: family.liveOid! }));
+    this.searcher = new PgvectorSearcher(sql, readLive, opts.exactMaxRows);
   }
 
-  async ensureTable(ref: string, spec: GenerationSpec): Promise<void> {
-    assertSpec(spec);
+  refFor(id: string, name: string): string {
+    return platformVectorRef(id, name);
+  }
+
+  specProblems(spec: PlatformTableSpec): string[] {
+    return specProblems(spec);
+  }
+
+  async ensureTable(ref: string, spec: PlatformTableSpec): Promise<void> {
+    try {
+      assertSpec(spec);
+    } catch (err) {
+      throw new PlatformSetupError("names", (err as Error).message);
+    }
     await this.setup();
-    await this.withFamily(ref, "exclusive", async (tx, family) => {
-      if (family.live) {
-        if (sameSpec(family.live.spec, spec)) return;
-        throw new VectorStoreError("collection_exists", `platform table ${ref} exists with another shape`);
-      }
-      for (const statement of createTableStatements(family.base, { ref, generation: 1, spec })) await tx.unsafe(statement);
+    try {
+      await this.withFamily(ref, "exclusive", async (tx, family) => {
+        if (family.live) {
+          if (sameSpec(family.live.spec, spec)) return;
+          throw new VectorStoreError("collection_exists", `platform table ${ref} exists with another shape`);
+        }
+        // No HNSW index while the first backfill fills it (searches are exact scans meanwhile): buildIndex makes it in one go.
+        for (const statement of createTableStatements(family.base, { ref, generation: 1, spec }, { vectorIndex: false })) await tx.unsafe(statement);
+      });
+      this.searcher.forget(ref);
+    } catch (err) {
+      if (err instanceof PlatformSetupError) throw err;
+      throw privilegeError(err instanceof DriverError ? err.cause : err, this.database) ?? err;
+    }
+  }
+
+  async buildIndex(ref: string): Promise<void> {
+    await this.withFamily(ref, "shared", async (tx, family) => {
+      const { table, comment } = resolve(family, ref, {});
+      const index = createVectorIndex(table, comment.generation, comment.spec.dimensions);
+      // Looked up first: CREATE INDEX IF NOT EXISTS would still wait for the table's writers.
+      const [has] = await tx.unsafe(
+        `SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am am ON am.oid = c.relam WHERE i.indrelid = $1::text::regclass AND am.amname = 'hnsw'`,
+        [qualified(table)],
+      );
+      if (index && !has) await tx.unsafe(index);
     });
   }
 
@@ -78,6 +120,7 @@ export class PgvectorStore implements PlatformVectorStore {
       for (const g of family.building.keys()) await tx.unsafe(`DROP TABLE IF EXISTS ${qualified(buildingTable(family.base, g))}`);
       await tx.unsafe(`DROP TABLE IF EXISTS ${qualified(family.base)}`);
     });
+    this.searcher.forget(ref);
   }
 
   async hasTable(ref: string): Promise<boolean> {
@@ -88,36 +131,16 @@ export class PgvectorStore implements PlatformVectorStore {
     if (rows.length === 0) return;
     await this.withFamily(ref, "shared", async (tx, family) => {
       const { table, comment } = resolve(family, ref, target);
-      const { spec } = comment;
-      const meta = spec.metadata.map((_, i) => metadataColumn(i));
-      const casts = spec.metadata.map((c) => PG_CAST[c.type]);
-      const columns = ["pk", "text_hash", "meta_hash", "text", ...meta, "embedding"];
-      const updates = columns.slice(1).map((c) => `${c} = excluded.${c}`).join(", ");
-      const unique = lastPerKey(rows);
-      // Validate every row before writing any.
-      const values = unique.map((r) => [r.pk, r.textHash, r.metaHash, assertText(r.text, "text", r.pk), ...metadataParams(spec, r.metadata, r.pk), vectorText(r.vector, spec.dimensions, r.pk)]);
-      const per = rowsPerStatement(columns.length);
-      for (let start = 0; start < values.length; start += per) {
-        const chunk = values.slice(start, start + per);
-        const params: Param[] = [];
-        const tuples = chunk.map((row) => {
-          const cells = row.map((value, i) => {
-            params.push(value);
-            const cast = i < 4 ? "text" : i < 4 + casts.length ? casts[i - 4] : `vector(${spec.dimensions})`;
-            return placeholder(params.length, cast!);
-          });
-          return `(${cells.join(", ")})`;
-        });
-        await tx.unsafe(`INSERT INTO ${qualified(table)} (${columns.join(", ")}) VALUES ${tuples.join(", ")} ON CONFLICT (pk) DO UPDATE SET ${updates}`, params);
-      }
+      for (const statement of upsertStatements(table, comment.spec, rows)) await tx.unsafe(statement.sql, statement.params);
     });
   }
 
   async delete(ref: string, pks: string[], target?: PlatformTarget): Promise<number> {
     if (pks.length === 0) return 0;
     return this.withFamily(ref, "shared", async (tx, family) => {
-      const { table } = resolve(family, ref, target);
-      const rows = await tx.unsafe(`DELETE FROM ${qualified(table)} WHERE pk IN (SELECT jsonb_array_elements_text($1::text::jsonb)) RETURNING 1`, [JSON.stringify(pks)]);
+      const { table, comment } = resolve(family, ref, target);
+      const layout = layoutOf(comment.spec);
+      const rows = await tx.unsafe(`DELETE FROM ${qualified(table)} WHERE ${layout.pk} IN (${layout.pkList(1)}) RETURNING 1`, [JSON.stringify(pks)]);
       return rows.length;
     });
   }
@@ -126,36 +149,24 @@ export class PgvectorStore implements PlatformVectorStore {
     if (updates.length === 0) return 0;
     return this.withFamily(ref, "shared", async (tx, family) => {
       const { table, comment } = resolve(family, ref, target);
-      const { spec } = comment;
-      const meta = spec.metadata.map((_, i) => metadataColumn(i));
-      const casts = ["text", "text", ...spec.metadata.map((c) => PG_CAST[c.type])];
-      const values = lastPerKey(updates).map((u) => [u.pk, u.metaHash, ...metadataParams(spec, u.metadata, u.pk)]);
-      const sets = ["meta_hash", ...meta].map((c) => `${c} = u.${c}`).join(", ");
       let updated = 0;
-      const per = rowsPerStatement(casts.length);
-      for (let start = 0; start < values.length; start += per) {
-        const params: Param[] = [];
-        const tuples = values.slice(start, start + per).map((row) => `(${row.map((v, i) => (params.push(v), placeholder(params.length, casts[i]!))).join(", ")})`);
-        const rows = await tx.unsafe(
-          `UPDATE ${qualified(table)} AS t SET ${sets} FROM (VALUES ${tuples.join(", ")}) AS u (pk, meta_hash${meta.map((m) => `, ${m}`).join("")}) WHERE t.pk = u.pk RETURNING 1`,
-          params,
-        );
-        updated += rows.length;
-      }
+      for (const statement of updateMetadataStatements(table, comment.spec, updates)) updated += (await tx.unsafe(statement.sql, statement.params)).length;
       return updated;
     });
   }
 
   async hashes(ref: string, req: HashesRequest = {}): Promise<RowHashes[]> {
     return this.withFamily(ref, "shared", async (tx, family) => {
-      const { table } = resolve(family, ref, req);
-      const from = `SELECT pk, text_hash, meta_hash FROM ${qualified(table)}`;
+      const { table, comment } = resolve(family, ref, req);
+      const { pk, pkList, pkParam } = layoutOf(comment.spec);
+      const from = `SELECT ${pk} AS key, ${TEXT_HASH_COLUMN} AS text_hash, ${META_HASH_COLUMN} AS meta_hash FROM ${qualified(table)}`;
+      const limit = String(req.limit ?? 1000);
       const rows = req.pks
-        ? await tx.unsafe(`${from} WHERE pk IN (SELECT jsonb_array_elements_text($1::text::jsonb)) ORDER BY pk`, [JSON.stringify(req.pks)])
+        ? await tx.unsafe(`${from} WHERE ${pk} IN (${pkList(1)}) ORDER BY ${pk}`, [JSON.stringify(req.pks)])
         : req.afterPk === undefined
-          ? await tx.unsafe(`${from} ORDER BY pk LIMIT $1::text::bigint`, [String(req.limit ?? 1000)])
-          : await tx.unsafe(`${from} WHERE pk > $1::text ORDER BY pk LIMIT $2::text::bigint`, [req.afterPk, String(req.limit ?? 1000)]);
-      return rows.map((r) => ({ pk: String(r.pk), textHash: String(r.text_hash), metaHash: String(r.meta_hash) }));
+          ? await tx.unsafe(`${from} ORDER BY ${pk} LIMIT $1::text::bigint`, [limit])
+          : await tx.unsafe(`${from} WHERE ${pk} > ${pkParam(1)} ORDER BY ${pk} LIMIT $2::text::bigint`, [req.afterPk, limit]);
+      return rows.map((r) => ({ pk: String(r.key), textHash: String(r.text_hash), metaHash: String(r.meta_hash) }));
     });
   }
 
@@ -163,9 +174,10 @@ export class PgvectorStore implements PlatformVectorStore {
     const out = new Map<string, StoredDoc>();
     if (pks.length === 0) return out;
     return this.withFamily(ref, "shared", async (tx, family) => {
-      const { table } = resolve(family, ref, target);
-      const rows = await tx.unsafe(`SELECT pk, text, embedding::text AS vec FROM ${qualified(table)} WHERE pk IN (SELECT jsonb_array_elements_text($1::text::jsonb))`, [JSON.stringify(pks)]);
-      for (const r of rows) out.set(String(r.pk), { text: String(r.text), vector: parseVectorText(String(r.vec)) });
+      const { table, comment } = resolve(family, ref, target);
+      const { pk, pkList } = layoutOf(comment.spec);
+      const rows = await tx.unsafe(`SELECT ${pk} AS key, ${TEXT_COLUMN} AS text, ${VECTOR_COLUMN}::text AS vec FROM ${qualified(table)} WHERE ${pk} IN (${pkList(1)})`, [JSON.stringify(pks)]);
+      for (const r of rows) out.set(String(r.key), { text: String(r.text), vector: parseVectorText(String(r.vec)) });
       return out;
     });
   }
@@ -174,44 +186,56 @@ export class PgvectorStore implements PlatformVectorStore {
     return this.withFamily(ref, "shared", async (tx, family) => {
       const { table, comment } = resolve(family, ref, target);
       const params: Param[] = [];
-      const where = compilePg(parseFilter(filter, comment.spec.metadata), comment.spec.metadata, params);
+      const where = compilePg(parseFilter(filter, comment.spec.metadata), comment.spec.metadata, params, layoutOf(comment.spec).meta);
       const rows = await tx.unsafe(`SELECT count(*)::text AS n FROM ${qualified(table)} WHERE ${where}`, params);
       return Number(rows[0]?.n ?? 0);
     });
   }
 
-  async search(ref: string, req: SearchRequest): Promise<PlatformSearchResult> {
-    return this.withFamily(ref, "shared", async (tx, family) => {
-      const { table, comment } = resolve(family, ref, {});
-      const node = parseFilter(req.filter, comment.spec.metadata);
-      return searchTable(tx as unknown as Runner, table, comment, node, req);
-    });
+  async search(ref: string, req: SearchRequest, target: PlatformTarget = {}): Promise<PlatformSearchResult> {
+    return this.run(() => this.searcher.search(ref, req, target));
+  }
+
+  async live(ref: string): Promise<{ generation: number; spec: PlatformTableSpec }> {
+    const { generation, spec } = await this.run(() => this.searcher.live(ref));
+    return { generation, spec };
   }
 
   async generations(ref: string): Promise<PlatformGenerations> {
     return this.withFamily(ref, "shared", async (_tx, family) => {
       const { comment } = resolve(family, ref, {});
-      return { live: comment.generation, building: [...family.building.keys()].sort((a, b) => a - b) };
+      return { live: comment.generation, building: [...family.building.keys()].sort((a, b) => a - b), spec: comment.spec };
     });
   }
 
-  async createGeneration(ref: string, spec: GenerationSpec): Promise<number> {
-    assertSpec(spec);
+  async createGeneration(ref: string, spec: PlatformTableSpec): Promise<number> {
     return this.withFamily(ref, "exclusive", async (tx, family) => {
       const { comment } = resolve(family, ref, {});
+      const full: PlatformTableSpec = { ...spec, primaryKey: spec.primaryKey ?? comment.spec.primaryKey };
+      assertSpec(full);
       const generation = Math.max(comment.generation, ...family.building.keys()) + 1;
-      for (const statement of createTableStatements(buildingTable(family.base, generation), { ref, generation, spec })) await tx.unsafe(statement);
+      // No vector index while it fills: built once, before the swap (a bulk build beats row-by-row inserts into the graph).
+      for (const statement of createTableStatements(buildingTable(family.base, generation), { ref, generation, spec: full }, { vectorIndex: false })) await tx.unsafe(statement);
       return generation;
     });
   }
 
   async swapGeneration(ref: string, generation: number): Promise<void> {
+    // The index is built first, under the building table's own lock only: searches of the live
+    // table go on meanwhile, and the exclusive part below is two catalog changes.
+    await this.withFamily(ref, "shared", async (tx, family) => {
+      const building = family.building.get(generation);
+      if (!building) throw noGeneration(ref, generation);
+      const index = createVectorIndex(buildingTable(family.base, generation), generation, building.spec.dimensions);
+      if (index) await tx.unsafe(index);
+    });
     await this.withFamily(ref, "exclusive", async (tx, family) => {
       resolve(family, ref, {});
       if (!family.building.has(generation)) throw noGeneration(ref, generation);
       await tx.unsafe(`DROP TABLE ${qualified(family.base)}`);
       await tx.unsafe(`ALTER TABLE ${qualified(buildingTable(family.base, generation))} RENAME TO ${quoteIdent(family.base)}`);
     });
+    this.searcher.forget(ref);
   }
 
   async dropGeneration(ref: string, generation: number): Promise<void> {
@@ -225,30 +249,28 @@ export class PgvectorStore implements PlatformVectorStore {
     if (this.ownsConnection) await this.sql.end({ timeout: 5 });
   }
 
-  /** Schema and extension, once per database; serialized because neither IF NOT EXISTS is race-free. */
   private async setup(): Promise<void> {
-    await this.run(async () => {
-      await this.sql.begin(async (tx) => {
-        await tx.unsafe("SELECT pg_advisory_xact_lock(hashtextextended('vecsync:platform-setup', 0))");
-        await tx.unsafe(`CREATE SCHEMA IF NOT EXISTS ${PLATFORM_SCHEMA}`);
-        try {
-          await tx.unsafe("CREATE EXTENSION IF NOT EXISTS vector");
-        } catch (e) {
-          const reason = e instanceof Error ? e.message : String(e);
-          throw new DriverError(`pgvector is not available on the source database (CREATE EXTENSION vector failed: ${reason})`, { retryable: false, cause: e });
-        }
-      });
-    });
+    this.ready ??= this.run(() => setupDatabase(this.sql, this.database));
+    try {
+      await this.ready;
+    } catch (err) {
+      this.ready = null;
+      throw err;
+    }
   }
 
-  /** One transaction holding the ref's advisory lock, with the ref's tables read after taking it. */
+  /**
+   * One transaction holding the ref's advisory lock, with the ref's tables read after taking it.
+   * The two statements are pipelined: the read starts (and takes its snapshot) only once the
+   * lock is held, so it sees every swap that committed before.
+   */
   private async withFamily<T>(ref: string, mode: "shared" | "exclusive", fn: (tx: Tx, family: Family) => Promise<T>): Promise<T> {
     const base = baseOf(ref);
     return this.run(() =>
       this.sql.begin(async (tx) => {
         const lock = mode === "shared" ? "pg_advisory_xact_lock_shared" : "pg_advisory_xact_lock";
-        await tx.unsafe(`SELECT ${lock}(hashtextextended($1::text, 0))`, [`vecsync:${ref}`]);
-        return fn(tx, await readFamily(tx, ref, base));
+        const [, rows] = await Promise.all([tx.unsafe(`SELECT ${lock}(hashtextextended($1::text, 0))`, [`vecsync:${ref}`]), readFamily(tx, base)]);
+        return fn(tx, familyOf(rows, ref, base));
       }) as Promise<T>,
     );
   }
@@ -262,42 +284,4 @@ export class PgvectorStore implements PlatformVectorStore {
       throw driverError(e);
     }
   }
-}
-
-async function readFamily(tx: Tx, ref: string, base: string): Promise<Family> {
-  const rows = await tx.unsafe(
-    `SELECT c.relname, obj_description(c.oid, 'pg_class') AS comment FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-     WHERE n.nspname = $1::text AND c.relkind = 'r' AND (c.relname = $2::text OR c.relname LIKE $3::text)`,
-    [PLATFORM_SCHEMA, base, buildingPattern(base)],
-  );
-  const family: Family = { base, live: null, building: new Map() };
-  for (const row of rows) {
-    const comment = parseComment(row.comment);
-    if (!comment || comment.ref !== ref) continue;
-    if (row.relname === base) family.live = comment;
-    else if (row.relname === buildingTable(base, comment.generation)) family.building.set(comment.generation, comment);
-  }
-  return family;
-}
-
-function resolve(family: Family, ref: string, target: PlatformTarget = {}): Resolved {
-  if (!family.live) throw new VectorStoreError("collection_not_found", `no platform table ${ref}`);
-  const g = target.generation;
-  if (g === undefined || g === family.live.generation) return { table: family.base, comment: family.live };
-  const building = family.building.get(g);
-  if (!building) throw noGeneration(ref, g);
-  return { table: buildingTable(family.base, g), comment: building };
-}
-
-function noGeneration(ref: string, generation: number): VectorStoreError {
-  return new VectorStoreError("generation_not_found", `platform table ${ref} has no building generation ${generation}`);
-}
-
-/** SQLSTATE classes worth a retry: connection (08), rollback (40), resources (53), operator (57). */
-function driverError(e: unknown): DriverError {
-  const code = typeof e === "object" && e !== null && "code" in e ? String((e as { code: unknown }).code) : "";
-  const isSqlState = /^[0-9A-Z]{5}$/.test(code);
-  const retryable = !isSqlState || ["08", "40", "53", "57"].includes(code.slice(0, 2));
-  const message = e instanceof Error ? e.message : String(e);
-  return new DriverError(`platform vector store: ${message}`, { retryable, cause: e, context: code ? { sqlstate: code } : {} });
 }

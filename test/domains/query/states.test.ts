@@ -109,11 +109,19 @@ describe("errors", () => {
     expect(text).not.toContain("sk-wrong-key-must-not-leak");
   });
 
-  test("a platform-mode table has no managed vectors → 409 vector_table_not_ready", async () => {
+  test("a platform-mode table: pending → 409 vector_table_not_ready; its platform table dropped by hand → 409 saying a backfill makes it again", async () => {
+    await pg.sql`CREATE EXTENSION IF NOT EXISTS vector`;
     const conn = await sourceConnection(app, org.owner.key, pg, { mode: "platform" });
-    const t = await newTable(app, org.owner.key, tableBody({ ...f, connectionId: conn }));
+    const t = await newTable(app, org.owner.key, tableBody({ ...f, connectionId: conn }, { name: "platform-states" }));
+    const pending = await ask(t.id);
+    expect([pending.status, (await json(pending)).error.code]).toEqual([409, "vector_table_not_ready"]);
     await setTableState(app, t.id, { syncStatus: "synced" });
-    const res = await ask(t.id);
-    expect([res.status, (await json(res)).error.code]).toEqual([409, "vector_table_not_ready"]);
+    const empty = await ask(t.id);
+    expect([empty.status, (await json(empty)).total_results]).toEqual([200, 0]);
+    await pg.sql.unsafe(`DROP TABLE ${t.platform_vector_ref}`);
+    const gone = await ask(t.id);
+    const body = await json(gone);
+    expect([gone.status, body.error.code]).toEqual([409, "vector_table_not_ready"]);
+    expect(body.error.message).toContain("backfill");
   });
 });

@@ -93,14 +93,15 @@ describe("happy", () => {
 });
 
 describe("errors", () => {
-  test("platform mode: the backfill fails at once and the table goes to error", async () => {
+  test("platform mode on a database without the vector extension: the backfill fails at once, saying what to run", async () => {
     const table = await newVectorTable(w, { mode: "platform" });
     const task = await enqueueFill(w, table);
     await eventually(async () => (await taskOf(task.id)).status === "failed", 10_000);
     expect((await taskOf(task.id)).attempts).toBe(1);
     const row = (await tableRow(w, table.id))!;
     expect(row.syncStatus).toBe("error");
-    expect(row.lastError).toBe("platform-mode storage is not available in this version");
+    expect(row.lastError).toContain("does not have the vector extension: run CREATE EXTENSION vector;");
+    expect(row.platformVectorRef).toBe(`vecsync.vt_${table.id.slice(0, 8)}_${table.name.toLowerCase().replace(/[^a-z0-9_]/g, "_")}`);
   });
 
   test("vector budget: stops before the rows over it, keeps what is stored, error names the budget", async () => {

@@ -139,13 +139,28 @@ describe("errors", () => {
     expect(app.services.vectors.listCollections().length).toBe(before);
   });
 
-  test("platform mode: a relational connection needs a provider; no managed collection is made", async () => {
+  test("platform mode: a relational connection needs a provider, and the vector extension (400 saying what to run); then its table is made, no managed collection", async () => {
     const conn = await sourceConnection(app, org.owner.key, pg, { mode: "platform" });
     const e = await errorOf(await createTable(app, org.owner.key, tableBody({ connectionId: conn, providerId: f.providerId }, { embedding_provider_id: null })));
     expect(e).toMatchObject({ status: 400, paths: ["embedding_provider_id"] });
-    const t = await newTable(app, org.owner.key, tableBody({ connectionId: conn, providerId: f.providerId }));
-    expect(t).toMatchObject({ mode: "platform", platform_vector_ref: null });
+    const body = tableBody({ connectionId: conn, providerId: f.providerId }, { name: "Platform Docs" });
+    const missing = await errorOf(await createTable(app, org.owner.key, body));
+    expect(missing).toMatchObject({ status: 400, code: "validation_error", paths: ["connection_id"] });
+    expect(missing.message).toContain("CREATE EXTENSION vector;");
+    expect((await json(await app.request("GET", "/v1/vector-tables?limit=100", { headers: org.owner.key }))).data.some((t: { name: string }) => t.name === "Platform Docs")).toBe(false);
+
+    await pg.sql`CREATE EXTENSION IF NOT EXISTS vector`;
+    const t = await newTable(app, org.owner.key, body);
+    expect(t).toMatchObject({ mode: "platform", platform_vector_ref: `vecsync.vt_${t.id.slice(0, 8)}_platform_docs` });
     expect(app.services.vectors.hasCollection(t.vectorstore_collection)).toBe(false);
+    const columns = await pg.sql`SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = 'vecsync' AND table_name = ${`vt_${t.id.slice(0, 8)}_platform_docs`} ORDER BY ordinal_position`;
+    expect(columns.map((c) => c.column_name)).toEqual(["id", "embedded_text", "category", "price", "stock", "active", "embedding", "vecsync_text_hash", "vecsync_meta_hash"]);
+    expect(columns[0]!.data_type).toBe("integer");
+    // A metadata column named as a column the platform table keeps for itself cannot be held.
+    const clash = await errorOf(await createTable(app, org.owner.key, tableBody({ connectionId: conn, providerId: f.providerId }, { name: "clash", columns: [...DOC_COLUMNS, { name: "id", role: "metadata", filter_type: "integer" }] })));
+    expect(clash).toMatchObject({ status: 400, paths: ["columns"] });
+    expect((await app.request("DELETE", `/v1/vector-tables/${t.id}`, { headers: org.owner.key })).status).toBe(204);
+    expect(await pg.sql`SELECT 1 FROM pg_tables WHERE schemaname = 'vecsync'`).toHaveLength(0);
   });
 });
 

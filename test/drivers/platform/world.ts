@@ -21,7 +21,7 @@ export async function requirePgvector(db: ThrowawayDatabase): Promise<void> {
   }
 }
 
-export async function platformWorld(): Promise<PlatformWorld> {
+export async function platformWorld(tuning: { exactMaxRows?: number } = {}): Promise<PlatformWorld> {
   const db = await throwawayPostgres();
   try {
     await requirePgvector(db);
@@ -32,7 +32,7 @@ export async function platformWorld(): Promise<PlatformWorld> {
   const url = new URL(db.url);
   const store = connectPgvectorStore(
     { host: url.hostname, port: Number(url.port || 5432), database: url.pathname.slice(1), user: decodeURIComponent(url.username), password: decodeURIComponent(url.password) },
-    { maxConnections: 6 },
+    { maxConnections: 6, ...tuning },
   );
   return {
     db,

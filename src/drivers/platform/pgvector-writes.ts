@@ -1,0 +1,60 @@
+// The row writes of a pgvector platform table as multi-row statements: every value bound as text
+// and cast in SQL (pgvector-rows.ts), every row validated before any statement is made.
+import type { GenerationSpec, MetadataUpdate, UpsertRow } from "../vector-store/index.ts";
+import { PG_CAST } from "./filters-pg.ts";
+import { assertText, lastPerKey, metadataParams, rowsPerStatement, vectorText, type Param } from "./pgvector-rows.ts";
+import { layoutOf, META_HASH_COLUMN, qualified, TEXT_COLUMN, TEXT_HASH_COLUMN, VECTOR_COLUMN } from "./pgvector-schema.ts";
+import type { PlatformTableSpec } from "./types.ts";
+
+export type Statement = { sql: string; params: Param[] };
+
+/** Casts of one row's values, `$n` → the column's type. */
+type Cast = (n: number) => string;
+
+/** `VALUES` tuples of at most `rowsPerStatement` rows each, placeholders numbered per statement. */
+function tuples(values: Param[][], casts: Cast[]): { tuples: string; params: Param[] }[] {
+  const out: { tuples: string; params: Param[] }[] = [];
+  const per = rowsPerStatement(casts.length);
+  for (let start = 0; start < values.length; start += per) {
+    const params: Param[] = [];
+    const rows = values.slice(start, start + per).map((row) => `(${row.map((v, i) => (params.push(v), casts[i]!(params.length))).join(", ")})`);
+    out.push({ tuples: rows.join(", "), params });
+  }
+  return out;
+}
+
+const metaCasts = (spec: GenerationSpec): Cast[] => spec.metadata.map((c) => (n: number) => `$${n}::text::${PG_CAST[c.type]}`);
+
+/** Inserts or replaces rows by key (the last row wins for a repeated key). */
+export function upsertStatements(table: string, spec: PlatformTableSpec, rows: UpsertRow[]): Statement[] {
+  const layout = layoutOf(spec);
+  const columns = [layout.pk, TEXT_COLUMN, ...spec.metadata.map((_, i) => layout.meta(i)), VECTOR_COLUMN, TEXT_HASH_COLUMN, META_HASH_COLUMN];
+  const text: Cast = (n) => `$${n}::text`;
+  const casts: Cast[] = [layout.pkParam, text, ...metaCasts(spec), layout.vectorParam, text, text];
+  const updates = columns.slice(1).map((c) => `${c} = excluded.${c}`).join(", ");
+  const values = lastPerKey(rows).map((r) => [
+    r.pk,
+    assertText(r.text, "text", r.pk),
+    ...metadataParams(spec, r.metadata, r.pk),
+    vectorText(r.vector, spec.dimensions, r.pk),
+    r.textHash,
+    r.metaHash,
+  ]);
+  return tuples(values, casts).map((t) => ({
+    sql: `INSERT INTO ${qualified(table)} (${columns.join(", ")}) VALUES ${t.tuples} ON CONFLICT (${layout.pk}) DO UPDATE SET ${updates}`,
+    params: t.params,
+  }));
+}
+
+/** Metadata and its hash by key, never text or vector; each statement returns a row per row updated. */
+export function updateMetadataStatements(table: string, spec: PlatformTableSpec, updates: MetadataUpdate[]): Statement[] {
+  const layout = layoutOf(spec);
+  const casts: Cast[] = [layout.pkParam, (n) => `$${n}::text`, ...metaCasts(spec)];
+  const values = lastPerKey(updates).map((u) => [u.pk, u.metaHash, ...metadataParams(spec, u.metadata, u.pk)]);
+  const aliases = spec.metadata.map((_, i) => `m${i}`);
+  const sets = [`${META_HASH_COLUMN} = u.meta_hash`, ...aliases.map((a, i) => `${layout.meta(i)} = u.${a}`)].join(", ");
+  return tuples(values, casts).map((t) => ({
+    sql: `UPDATE ${qualified(table)} AS t SET ${sets} FROM (VALUES ${t.tuples}) AS u (key, meta_hash${aliases.map((a) => `, ${a}`).join("")}) WHERE t.${layout.pk} = u.key RETURNING 1`,
+    params: t.params,
+  }));
+}
