@@ -113,6 +113,7 @@ function duckType(word: string, next: () => Token | undefined): string | null {
       return "TIMESTAMPTZ";
     case "VARIANT":
     case "OBJECT":
+    case "ARRAY":
       return "JSON";
     default:
       return null;
