@@ -219,6 +219,7 @@ export class WarehouseVectorStore implements PlatformVectorStore {
       const { table, spec } = resolve(family, ref, target);
       const { pkType } = layoutOf(spec);
       for (const chunk of chunked(lastPerKey(rows))) {
+        const merge = embedMergeSql(table, spec, source, chunk); // checks the rows and the model first
         const binds: Bind[] = [];
         const report = await this.run(`${sourceTextSelect(source, pkType, chunk.map((r) => r.pk), binds)}`, binds, `read source text for ${ref}`);
         const found = new Map(report.rows.map((r) => [readKey(report, r), { textHash: String(r[1]), blank: r[2] === null }]));
@@ -228,7 +229,6 @@ export class WarehouseVectorStore implements PlatformVectorStore {
           else if (f.blank) out.empty.push({ pk, textHash: f.textHash });
           else out.embedded.push(pk);
         }
-        const merge = embedMergeSql(table, spec, source, chunk);
         await this.run(merge.sql, merge.binds, `embed ${ref}`);
       }
       return out;

@@ -63,8 +63,7 @@ export class WarehouseEngine {
       "CREATE TEMP MACRO VECTOR_L2_DISTANCE(a, b) AS array_distance(a, b)",
       ...[768, 1024].map(
         (n) => `CREATE TEMP MACRO SF_EMBED_TEXT_${n}(model, txt) AS
-          CASE WHEN txt IS NULL THEN NULL ELSE
-          CAST(list_transform(range(${n}), i -> CAST(hash(model || ':' || txt || ':' || i) % 2001 AS FLOAT) / 1000 - 1) AS FLOAT[${n}]) END`,
+          CAST(CASE WHEN txt IS NOT NULL THEN list_transform(range(${n}), i -> CAST(hash(model || ':' || txt || ':' || i) % 2001 AS FLOAT) / 1000 - 1) END AS FLOAT[${n}])`,
       ),
       `CREATE TEMP VIEW SF_INFO_COLUMNS AS SELECT table_catalog AS TABLE_CATALOG, table_schema AS TABLE_SCHEMA,
          table_name AS TABLE_NAME, column_name AS COLUMN_NAME, ordinal_position AS ORDINAL_POSITION,
