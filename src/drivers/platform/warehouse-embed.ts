@@ -16,9 +16,9 @@
 import { hashExpression, quoteIdent } from "../sources/warehouse-sql.ts";
 import type { Metadata } from "../vector-store/index.ts";
 import type { Bind } from "./warehouse-filters.ts";
-import { valuesSelect } from "./warehouse-rows.ts";
-import { layoutOf, META_HASH_COLUMN, TEXT_COLUMN, TEXT_HASH_COLUMN, VECTOR_COLUMN, type WarehouseSpec } from "./warehouse-schema.ts";
-import { embedCall } from "./warehouse-search.ts";
+import { mergeSql, readKey, rowSets, valuesSelect } from "./warehouse-rows.ts";
+import { layoutOf, type WarehouseSpec } from "./warehouse-schema.ts";
+import { embedCall, type Run } from "./warehouse-search.ts";
 
 /** Where a table's text comes from. Names are the catalog's spelling (WarehouseSource.resolveTable). */
 export interface SourceText {
@@ -75,19 +75,30 @@ export function sourceTextSelect(source: SourceText, keyType: string, keys: stri
  * a blank or vanished text deletes the stored row, any other is written with its embedding.
  */
 export function embedMergeSql(table: string, spec: WarehouseSpec, source: SourceText, rows: EmbedRow[]): { sql: string; binds: Bind[] } {
-  const layout = layoutOf(spec);
   const values = valuesSelect(spec, rows.map((r) => ({ pk: r.pk, metadata: r.metadata, extra: [r.metaHash] })), ["MH"]);
   const binds: Bind[] = [...values.binds];
-  const text = sourceTextSelect(source, layout.pkType, rows.map((r) => r.pk), binds);
-  const meta = spec.metadata.map((_, i) => `m."M${i}"`);
-  const using = `SELECT m."K", m."MH", r."TH", r."TX"${meta.map((m, i) => `, ${m} AS "M${i}"`).join("")} FROM (${values.sql}) m LEFT JOIN (${text}) r ON r."K" = m."K"`;
-  const targets = [TEXT_COLUMN, TEXT_HASH_COLUMN, META_HASH_COLUMN, ...layout.meta, VECTOR_COLUMN].map(quoteIdent);
-  const sources = ['s."TX"', 's."TH"', 's."MH"', ...spec.metadata.map((_, i) => `s."M${i}"`), embedCall(spec, 's."TX"')];
-  const sets = targets.map((t, i) => `${t} = ${sources[i]}`).join(", ");
-  const sql =
-    `MERGE INTO ${table} t USING (${using}) s ON t.${quoteIdent(layout.pk)} = s."K" ` +
-    `WHEN MATCHED AND s."TX" IS NULL THEN DELETE ` +
-    `WHEN MATCHED THEN UPDATE SET ${sets} ` +
-    `WHEN NOT MATCHED AND s."TX" IS NOT NULL THEN INSERT (${[quoteIdent(layout.pk), ...targets].join(", ")}) VALUES (${['s."K"', ...sources].join(", ")})`;
+  const text = sourceTextSelect(source, layoutOf(spec).pkType, rows.map((r) => r.pk), binds);
+  const meta = spec.metadata.map((_, i) => `, m."M${i}" AS "M${i}"`).join("");
+  const using = `SELECT m."K", m."MH", r."TH", r."TX"${meta} FROM (${values.sql}) m LEFT JOIN (${text}) r ON r."K" = m."K"`;
+  const sql = mergeSql(table, spec, using, rowSets(spec, embedCall(spec, 's."TX"')), { insert: true, deleteWhen: 's."TX" IS NULL', insertWhen: 's."TX" IS NOT NULL' });
   return { sql, binds };
+}
+
+/**
+ * Embeds one chunk of rows and tells which were written, blank or gone. What is blank is read
+ * just before the MERGE (the warehouse has no statement that writes and reports per row); a row
+ * changed in between is reported by the state it had, and the next pass sees its real hash.
+ */
+export async function embedChunk(run: Run, table: string, spec: WarehouseSpec, source: SourceText, rows: EmbedRow[], out: EmbedResult): Promise<void> {
+  const merge = embedMergeSql(table, spec, source, rows); // checks the rows and the model before any SQL
+  const binds: Bind[] = [];
+  const report = await run(sourceTextSelect(source, layoutOf(spec).pkType, rows.map((r) => r.pk), binds), binds, "read source text");
+  const found = new Map(report.rows.map((r) => [readKey(report, r), { textHash: String(r[1]), blank: r[2] === null }]));
+  for (const { pk } of rows) {
+    const f = found.get(pk);
+    if (!f) out.missing.push(pk);
+    else if (f.blank) out.empty.push({ pk, textHash: f.textHash });
+    else out.embedded.push(pk);
+  }
+  await run(merge.sql, merge.binds, "embed");
 }

@@ -7,7 +7,7 @@ import { toSourceValue } from "../sources/warehouse-sql.ts";
 import type { Metadata, MetadataUpdate, UpsertRow } from "../vector-store/index.ts";
 import { assertText, metadataParams, parseVectorText, readValue, vectorText } from "./pgvector-rows.ts";
 import { WAREHOUSE_CAST, type Bind } from "./warehouse-filters.ts";
-import { layoutOf, quoteIdent, type WarehouseSpec } from "./warehouse-schema.ts";
+import { layoutOf, META_HASH_COLUMN, quoteIdent, TEXT_COLUMN, TEXT_HASH_COLUMN, VECTOR_COLUMN, type WarehouseSpec } from "./warehouse-schema.ts";
 
 /**
  * Rows per statement. The warehouse truncates statements (binds included) past 1 MB in its
@@ -66,6 +66,37 @@ export function upsertValues(spec: WarehouseSpec, rows: UpsertRow[]): ValuesList
 
 export function metadataValues(spec: WarehouseSpec, updates: MetadataUpdate[]): ValuesList {
   return valuesSelect(spec, updates.map((u) => ({ pk: u.pk, metadata: u.metadata, extra: [u.metaHash] })), ["MH"]);
+}
+
+/**
+ * `MERGE INTO table t USING (using) s ON key`: matched rows get `sets`, unmatched ones are
+ * inserted (key first) unless `insert` is false; `deleteWhen` deletes matched rows it holds for,
+ * `insertWhen` limits the inserts. The source columns are `s."K"` and those `sets` name.
+ */
+export function mergeSql(table: string, spec: WarehouseSpec, using: string, sets: [string, string][], opts: { insert: boolean; deleteWhen?: string; insertWhen?: string }): string {
+  const pk = quoteIdent(layoutOf(spec).pk);
+  const columns = sets.map(([c]) => quoteIdent(c));
+  const values = sets.map(([, v]) => v);
+  let sql = `MERGE INTO ${table} t USING (${using}) s ON t.${pk} = s."K"`;
+  if (opts.deleteWhen) sql += ` WHEN MATCHED AND ${opts.deleteWhen} THEN DELETE`;
+  sql += ` WHEN MATCHED THEN UPDATE SET ${columns.map((c, i) => `${c} = ${values[i]}`).join(", ")}`;
+  if (opts.insert) sql += ` WHEN NOT MATCHED${opts.insertWhen ? ` AND ${opts.insertWhen}` : ""} THEN INSERT (${[pk, ...columns].join(", ")}) VALUES (${['s."K"', ...values].join(", ")})`;
+  return sql;
+}
+
+/** Every stored column but the key, from a USING row of TX, TH, MH, M0… and the given vector expression. */
+export function rowSets(spec: WarehouseSpec, vector: string): [string, string][] {
+  const meta = layoutOf(spec).meta.map((m, i): [string, string] => [m, `s."M${i}"`]);
+  return [[TEXT_COLUMN, 's."TX"'], [TEXT_HASH_COLUMN, 's."TH"'], [META_HASH_COLUMN, 's."MH"'], ...meta, [VECTOR_COLUMN, vector]];
+}
+
+export function upsertMergeSql(table: string, spec: WarehouseSpec, values: ValuesList): string {
+  return mergeSql(table, spec, values.sql, rowSets(spec, 's."V"'), { insert: true });
+}
+
+export function metadataMergeSql(table: string, spec: WarehouseSpec, values: ValuesList): string {
+  const sets = rowSets(spec, "").filter(([c]) => c !== TEXT_COLUMN && c !== TEXT_HASH_COLUMN && c !== VECTOR_COLUMN);
+  return mergeSql(table, spec, values.sql, sets, { insert: false });
 }
 
 /** A key as the API shows it: the source driver's value (toSourceValue) as text, like keyText. */

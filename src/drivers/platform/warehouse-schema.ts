@@ -8,18 +8,16 @@ import { VectorStoreError, type GenerationSpec, type MetadataType } from "../vec
 
 export const PLATFORM_SCHEMA = "VECSYNC";
 
-/** The key column of the source table under its own name and type (`NUMBER(38,0)`, `VARCHAR`, …). */
+/** The source table's key column, repeated by the platform table (CONTRACT 12: same name, same type). */
 export interface WarehouseKeyColumn {
   name: string;
+  /** A warehouse type: `NUMBER(38,0)`, `VARCHAR`, `DATE`… (WarehouseVectorStore.keyColumn reads it exactly). */
   type: string;
 }
 
-/**
- * A generation's shape. `pk` (from `WarehouseVectorStore.keyColumn`) stores the key under the
- * source's name and type so the table joins with its source; without it the key is `PK VARCHAR`.
- */
+/** A generation's shape; without `primaryKey` the key is `PK VARCHAR`. (PlatformTableSpec's shape.) */
 export interface WarehouseSpec extends GenerationSpec {
-  pk?: WarehouseKeyColumn;
+  primaryKey?: WarehouseKeyColumn;
 }
 
 export interface TableComment {
@@ -40,7 +38,6 @@ export const WAREHOUSE_TYPES: Record<MetadataType, string> = { keyword: "VARCHAR
 /** Snowflake VECTOR holds at most 4,096 elements. */
 const MAX_DIMENSIONS = 4096;
 const BASE_PATTERN = /^VT_[A-Z0-9_]+$/;
-const KEY_TYPE = /^[A-Z][A-Z0-9_]*(\s*\(\s*\d+\s*(,\s*\d+\s*)?\))?$/i;
 
 /** `<DB>.VECSYNC.VT_<first 8 of id>_<name: upper-cased, outside [A-Z0-9_] → _>`. */
 export function warehouseVectorRef(database: string, id: string, name: string): string {
@@ -73,35 +70,59 @@ export const schemaSql = (ref: ParsedRef): string => [ref.database, PLATFORM_SCH
 /** A string literal; the warehouse reads backslash escapes inside single quotes, so those double too. */
 export const quoteLiteral = (text: string): string => `'${text.replaceAll("\\", "\\\\").replaceAll("'", "''")}'`;
 
-/** The column names of one generation table. */
+export const RESERVED_COLUMNS: readonly string[] = [TEXT_COLUMN, VECTOR_COLUMN, TEXT_HASH_COLUMN, META_HASH_COLUMN];
+/** The warehouse's identifiers are at most 255 characters. */
+const NAME_MAX = 255;
+/** Key types kept as the source has them; anything else (a bare NUMBER of unknown scale, timestamps…) is stored as its text. */
+const EXACT_KEY_TYPE = /^(NUMBER|NUMERIC|DECIMAL)\s*\(\s*\d+\s*,\s*\d+\s*\)$|^(INT|INTEGER|BIGINT|SMALLINT|TINYINT|BYTEINT|VARCHAR|TEXT|STRING|DATE|BOOLEAN)$|^VARCHAR\s*\(\s*\d+\s*\)$/i;
+
+/** The column names and key type of one generation table; metadata columns keep their own names. */
 export interface Layout {
   pk: string;
   pkType: string;
-  /** Metadata column i's name: its own, or VECSYNC_M<i> when that name is taken. */
   meta: string[];
 }
 
+/**
+ * The key keeps its source type when that type makes the same key text back (keyText): NUMBER
+ * with its precision and scale, integers, text, dates. A bare NUMBER (the catalog's DATA_TYPE
+ * without NUMERIC_SCALE) could round `2.50`, so such keys, and types whose text the driver
+ * reformats (timestamps), are stored as VARCHAR: still joinable, never lossy.
+ */
 export function layoutOf(spec: WarehouseSpec): Layout {
-  // Compared without case: with QUOTED_IDENTIFIERS_IGNORE_CASE set, "price" and "PRICE" are one column.
-  const ours = [TEXT_COLUMN, VECTOR_COLUMN, TEXT_HASH_COLUMN, META_HASH_COLUMN];
-  const named = spec.pk?.name ?? "PK";
-  const pk = ours.includes(named.toUpperCase()) ? "VECSYNC_PK" : named;
-  const taken = new Set([pk, ...ours].map((n) => n.toUpperCase()));
-  const meta = spec.metadata.map((c, i) => {
-    const name = taken.has(c.name.toUpperCase()) ? `VECSYNC_M${i}` : c.name;
-    taken.add(name.toUpperCase());
-    return name;
-  });
-  return { pk, pkType: spec.pk?.type ?? "VARCHAR", meta };
+  const key = spec.primaryKey;
+  const pkType = key && EXACT_KEY_TYPE.test(key.type.trim()) ? key.type.trim().toUpperCase().replace(/\s+/g, "").replace(/^(TEXT|STRING)$/, "VARCHAR") : "VARCHAR";
+  return { pk: key?.name ?? "PK", pkType, meta: spec.metadata.map((c) => c.name) };
+}
+
+/**
+ * Problems a spec has on the warehouse, before anything is created. Names are compared without
+ * case: unquoted they fold to upper case, and with QUOTED_IDENTIFIERS_IGNORE_CASE so do quoted ones.
+ */
+export function specProblems(spec: WarehouseSpec): string[] {
+  const problems: string[] = [];
+  const same = (a: string, b: string) => a.toUpperCase() === b.toUpperCase();
+  const pk = layoutOf(spec).pk;
+  const ours = RESERVED_COLUMNS.join(", ");
+  if (!Number.isSafeInteger(spec.dimensions) || spec.dimensions < 1 || spec.dimensions > MAX_DIMENSIONS) {
+    problems.push(`the warehouse's VECTOR type holds 1-${MAX_DIMENSIONS} dimensions, not ${spec.dimensions}`);
+  }
+  if (RESERVED_COLUMNS.some((r) => same(r, pk))) problems.push(`the primary key column "${pk}" has a name the platform table uses itself (${ours})`);
+  for (const [i, c] of spec.metadata.entries()) {
+    if (RESERVED_COLUMNS.some((r) => same(r, c.name))) problems.push(`the metadata column "${c.name}" has a name the platform table uses itself (${ours})`);
+    if (same(c.name, pk)) problems.push(`the metadata column "${c.name}" is the primary key, which the platform table already holds under that name`);
+    if (spec.metadata.findIndex((d) => same(d.name, c.name)) < i) problems.push(`the metadata column "${c.name}" differs from another only in case, which the warehouse may not tell apart`);
+  }
+  for (const name of [pk, ...spec.metadata.map((c) => c.name)]) if (name.length === 0 || name.length > NAME_MAX) problems.push(`the column name "${name}" must be 1-${NAME_MAX} characters`);
+  return problems;
 }
 
 export function assertSpec(spec: WarehouseSpec): void {
   if (!Number.isSafeInteger(spec.dimensions) || spec.dimensions < 1 || spec.dimensions > MAX_DIMENSIONS) {
     throw new VectorStoreError("invalid_row", `dimensions must be 1-${MAX_DIMENSIONS} (the warehouse's VECTOR type), got ${spec.dimensions}`);
   }
-  if (spec.pk && (!spec.pk.name || !KEY_TYPE.test(spec.pk.type))) {
-    throw new VectorStoreError("invalid_row", `key column must be a name and a warehouse type such as NUMBER(38,0), got ${JSON.stringify(spec.pk)}`);
-  }
+  const problems = specProblems(spec);
+  if (problems.length > 0) throw new VectorStoreError("invalid_name", problems.join("; "));
 }
 
 /** One statement: the table and its comment together, so no table ever lacks its spec. */
@@ -111,7 +132,7 @@ export function createTableSql(table: string, comment: TableComment): string {
   const columns = [
     `${quoteIdent(layout.pk)} ${layout.pkType} NOT NULL`,
     `${quoteIdent(TEXT_COLUMN)} VARCHAR NOT NULL`,
-    ...spec.metadata.map((c, i) => `${quoteIdent(layout.meta[i]!)} ${WAREHOUSE_TYPES[c.type]}`),
+    ...spec.metadata.map((c) => `${quoteIdent(c.name)} ${WAREHOUSE_TYPES[c.type]}`),
     `${quoteIdent(VECTOR_COLUMN)} VECTOR(FLOAT, ${spec.dimensions}) NOT NULL`,
     `${quoteIdent(TEXT_HASH_COLUMN)} VARCHAR NOT NULL`,
     `${quoteIdent(META_HASH_COLUMN)} VARCHAR NOT NULL`,
@@ -131,6 +152,6 @@ export function parseComment(text: unknown): TableComment | null {
 }
 
 export function sameSpec(a: WarehouseSpec, b: WarehouseSpec): boolean {
-  const cols = (s: WarehouseSpec) => JSON.stringify([s.metadata.map((c) => [c.name, c.type]), layoutOf(s).pk, layoutOf(s).pkType.replace(/\s+/g, "").toUpperCase()]);
-  return a.dimensions === b.dimensions && a.numericPk === b.numericPk && cols(a) === cols(b);
+  const shape = (s: WarehouseSpec) => JSON.stringify([s.dimensions, s.numericPk, s.metadata.map((c) => [c.name, c.type]), layoutOf(s).pk, layoutOf(s).pkType]);
+  return shape(a) === shape(b);
 }

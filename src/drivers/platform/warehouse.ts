@@ -8,73 +8,76 @@ import { DriverError } from "../../shared/errors.ts";
 import { WarehouseClient, type QueryResult, type WarehouseCredentials } from "../sources/warehouse-connect.ts";
 import { parseFilter, VectorStoreError, type MetadataUpdate, type RowHashes, type SearchRequest, type UpsertRow } from "../vector-store/index.ts";
 import { lastPerKey } from "./pgvector-rows.ts";
-import type { HashesRequest, PlatformGenerations, PlatformSearchResult, PlatformTarget, PlatformVectorStore, StoredDoc } from "./types.ts";
-import { embedMergeSql, sourceTextSelect, type EmbedResult, type EmbedRow, type SourceText } from "./warehouse-embed.ts";
+import type { HashesRequest, PlatformSearchResult, PlatformTarget, PlatformVectorStore, StoredDoc } from "./types.ts";
+import { embedChunk, type EmbedResult, type EmbedRow, type SourceText } from "./warehouse-embed.ts";
+import { noGeneration, readFamily, resolve, resolveLive, type Family } from "./warehouse-family.ts";
 import { compileWarehouse, type Bind } from "./warehouse-filters.ts";
 import { RefLocks } from "./warehouse-lock.ts";
-import { dmlCount, metadataValues, readKey, readVector, ROWS_PER_STATEMENT, upsertValues } from "./warehouse-rows.ts";
+import { dmlCount, metadataMergeSql, metadataValues, readKey, readVector, ROWS_PER_STATEMENT, upsertMergeSql, upsertValues } from "./warehouse-rows.ts";
 import {
   assertSpec,
   buildingTable,
   createTableSql,
   layoutOf,
   META_HASH_COLUMN,
-  parseComment,
   parseRef,
-  PLATFORM_SCHEMA,
   quoteIdent,
   sameSpec,
-  schemaSql,
+  specProblems,
   tableSql,
   TEXT_COLUMN,
   TEXT_HASH_COLUMN,
   VECTOR_COLUMN,
-  type ParsedRef,
-  type TableComment,
+  warehouseVectorRef,
   type WarehouseKeyColumn,
   type WarehouseSpec,
 } from "./warehouse-schema.ts";
 import { searchTable, type SearchQuery } from "./warehouse-search.ts";
+import { ensureSchema, keyColumn, privilegeError } from "./warehouse-setup.ts";
 
 export type { EmbedResult, EmbedRow, SourceText } from "./warehouse-embed.ts";
 export type { WarehouseKeyColumn, WarehouseSpec } from "./warehouse-schema.ts";
 export { warehouseVectorRef } from "./warehouse-schema.ts";
+export { isPrivilegeError } from "./warehouse-setup.ts";
 
-/** A search, optionally pinned: `generation` (from `generations()`) must still be live, else generation_not_found. */
-export type WarehouseSearchRequest = SearchRequest & { generation?: number };
-export type TextSearchRequest = Omit<WarehouseSearchRequest, "vector"> & { text: string };
+/** A built-in model's query: the text, embedded by the warehouse in the searching statement. */
+export type TextSearchRequest = Omit<SearchRequest, "vector"> & { text: string };
 
-/** The tables of one ref: the live one, its building generations, and leftovers of a broken swap. */
-interface Family {
-  ref: ParsedRef;
-  live: TableComment | null;
-  building: Map<number, TableComment>;
-  /** Tables of the ref whose name does not match their comment (a swap whose DROP never ran). */
-  stale: string[];
-  /** The highest generation any table of the ref is named or commented with. */
-  highest: number;
-}
-
-interface Resolved {
-  table: string;
+/** The live generation and its shape (PlatformGenerations of the per-table seam). */
+export interface WarehouseGenerations {
+  live: number;
+  building: number[];
   spec: WarehouseSpec;
 }
 
 /** Opens the store with the connection's vetted credentials (host checks done by the caller). */
 export function connectWarehouseStore(credentials: WarehouseCredentials, options: { url?: string | null } = {}): WarehouseVectorStore {
-  return new WarehouseVectorStore(new WarehouseClient(credentials, options.url ? new URL(options.url) : null), { ownsClient: true });
+  const client = new WarehouseClient(credentials, options.url ? new URL(options.url) : null);
+  return new WarehouseVectorStore(client, { ownsClient: true, database: credentials.database ?? null });
 }
 
 export class WarehouseVectorStore implements PlatformVectorStore {
   private readonly locks = new RefLocks();
   private readonly ownsClient: boolean;
+  private readonly database: string | null;
 
-  /** One store per connection and process: the ref locks live in the instance. */
+  /** One store per connection and process: the ref locks live in the instance. `database`: the connection's. */
   constructor(
     private readonly client: WarehouseClient,
-    opts: { ownsClient?: boolean } = {},
+    opts: { ownsClient?: boolean; database?: string | null } = {},
   ) {
     this.ownsClient = opts.ownsClient ?? false;
+    this.database = opts.database ?? null;
+  }
+
+  /** `<DB>.VECSYNC.VT_<ID8>_<NAME>` in the connection's database (platform mode needs one named). */
+  refFor(id: string, name: string): string {
+    if (!this.database) throw new DriverError("platform mode on the warehouse needs the connection's `database`: the vector table lives in <database>.VECSYNC", { retryable: false });
+    return warehouseVectorRef(this.database, id, name);
+  }
+
+  specProblems(spec: WarehouseSpec): string[] {
+    return specProblems(spec);
   }
 
   async ensureTable(ref: string, spec: WarehouseSpec): Promise<void> {
@@ -84,8 +87,10 @@ export class WarehouseVectorStore implements PlatformVectorStore {
         if (sameSpec(family.live.spec, spec)) return;
         throw new VectorStoreError("collection_exists", `platform table ${ref} exists with another shape`);
       }
-      await this.run(`CREATE SCHEMA IF NOT EXISTS ${schemaSql(family.ref)}`, [], "create schema");
-      await this.run(createTableSql(tableSql(family.ref, family.ref.base), { ref, generation: 1, spec }), [], `create ${ref}`);
+      await this.ddl(family, async () => {
+        await ensureSchema((sql, binds, operation) => this.run(sql, binds, operation), family.ref);
+        await this.run(createTableSql(tableSql(family.ref, family.ref.base), { ref, generation: 1, spec }), [], `create ${ref}`);
+      });
     });
   }
 
@@ -104,20 +109,8 @@ export class WarehouseVectorStore implements PlatformVectorStore {
     if (rows.length === 0) return;
     await this.withFamily(ref, "shared", async (family) => {
       const { table, spec } = resolve(family, ref, target);
-      const layout = layoutOf(spec);
-      const unique = lastPerKey(rows);
-      const chunks = chunked(unique).map((chunk) => upsertValues(spec, chunk)); // every row checked before any is written
-      const sources = ['s."TX"', 's."TH"', 's."MH"', ...spec.metadata.map((_, i) => `s."M${i}"`), 's."V"'];
-      const targets = [TEXT_COLUMN, TEXT_HASH_COLUMN, META_HASH_COLUMN, ...layout.meta, VECTOR_COLUMN].map(quoteIdent);
-      const sets = targets.map((t, i) => `${t} = ${sources[i]}`).join(", ");
-      for (const values of chunks) {
-        await this.run(
-          `MERGE INTO ${table} t USING (${values.sql}) s ON t.${quoteIdent(layout.pk)} = s."K" WHEN MATCHED THEN UPDATE SET ${sets} ` +
-            `WHEN NOT MATCHED THEN INSERT (${[quoteIdent(layout.pk), ...targets].join(", ")}) VALUES (${['s."K"', ...sources].join(", ")})`,
-          values.binds,
-          `upsert ${ref}`,
-        );
-      }
+      const chunks = chunked(lastPerKey(rows)).map((chunk) => upsertValues(spec, chunk)); // every row checked before any is written
+      for (const values of chunks) await this.run(upsertMergeSql(table, spec, values), values.binds, `upsert ${ref}`);
     });
   }
 
@@ -138,13 +131,9 @@ export class WarehouseVectorStore implements PlatformVectorStore {
     if (updates.length === 0) return 0;
     return this.withFamily(ref, "shared", async (family) => {
       const { table, spec } = resolve(family, ref, target);
-      const layout = layoutOf(spec);
-      const chunks = chunked(lastPerKey(updates)).map((chunk) => metadataValues(spec, chunk));
-      const sets = [`${quoteIdent(META_HASH_COLUMN)} = s."MH"`, ...layout.meta.map((m, i) => `${quoteIdent(m)} = s."M${i}"`)].join(", ");
       let updated = 0;
-      for (const values of chunks) {
-        const sql = `MERGE INTO ${table} t USING (${values.sql}) s ON t.${quoteIdent(layout.pk)} = s."K" WHEN MATCHED THEN UPDATE SET ${sets}`;
-        updated += dmlCount(await this.run(sql, values.binds, `update metadata ${ref}`), "updated");
+      for (const values of chunked(lastPerKey(updates)).map((chunk) => metadataValues(spec, chunk))) {
+        updated += dmlCount(await this.run(metadataMergeSql(table, spec, values), values.binds, `update metadata ${ref}`), "updated");
       }
       return updated;
     });
@@ -194,17 +183,21 @@ export class WarehouseVectorStore implements PlatformVectorStore {
     });
   }
 
-  /** Every filtered row is scored in the warehouse (it has no vector index): the path is always `exact`. */
-  async search(ref: string, req: WarehouseSearchRequest): Promise<PlatformSearchResult> {
-    return this.searchWith(ref, req, { vector: req.vector });
+  /**
+   * Every filtered row is scored in the warehouse (it has no vector index): the path is `exact`.
+   * With `target.generation`, a live generation other than that one → generation_not_found (the
+   * caller embedded the query for the one it named: it reads `generations` and embeds again).
+   */
+  async search(ref: string, req: SearchRequest, target?: PlatformTarget): Promise<PlatformSearchResult> {
+    return this.searchWith(ref, req, { vector: req.vector }, target);
   }
 
   /**
    * Built-in models: the warehouse embeds `text` with the live generation's model in the same
    * statement that searches that generation, so the query and the rows always share a model.
    */
-  async searchText(ref: string, req: TextSearchRequest): Promise<PlatformSearchResult> {
-    return this.searchWith(ref, req, { text: req.text });
+  async searchText(ref: string, req: TextSearchRequest, target?: PlatformTarget): Promise<PlatformSearchResult> {
+    return this.searchWith(ref, req, { text: req.text }, target);
   }
 
   /**
@@ -217,60 +210,33 @@ export class WarehouseVectorStore implements PlatformVectorStore {
     if (rows.length === 0) return out;
     return this.withFamily(ref, "shared", async (family) => {
       const { table, spec } = resolve(family, ref, target);
-      const { pkType } = layoutOf(spec);
-      for (const chunk of chunked(lastPerKey(rows))) {
-        const merge = embedMergeSql(table, spec, source, chunk); // checks the rows and the model first
-        const binds: Bind[] = [];
-        const report = await this.run(`${sourceTextSelect(source, pkType, chunk.map((r) => r.pk), binds)}`, binds, `read source text for ${ref}`);
-        const found = new Map(report.rows.map((r) => [readKey(report, r), { textHash: String(r[1]), blank: r[2] === null }]));
-        for (const { pk } of chunk) {
-          const f = found.get(pk);
-          if (!f) out.missing.push(pk);
-          else if (f.blank) out.empty.push({ pk, textHash: f.textHash });
-          else out.embedded.push(pk);
-        }
-        await this.run(merge.sql, merge.binds, `embed ${ref}`);
-      }
+      const run = (sql: string, binds: Bind[], operation: string) => this.run(sql, binds, `${operation} ${ref}`);
+      for (const chunk of chunked(lastPerKey(rows))) await embedChunk(run, table, spec, source, chunk, out);
       return out;
     });
   }
 
-  /** The key column of a source table, typed as the catalog has it (`NUMBER(10,2)`), for WarehouseSpec.pk. */
+  /** The key column of a source table (as WarehouseSource.resolveTable names it) typed exactly, for `primaryKey`. */
   async keyColumn(table: { schema: string; name: string }, column: string): Promise<WarehouseKeyColumn> {
-    const result = await this.run(
-      "SELECT DATA_TYPE, NUMERIC_PRECISION, NUMERIC_SCALE FROM INFORMATION_SCHEMA.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND COLUMN_NAME = ?",
-      [table.schema, table.name, column],
-      `describe ${table.name}.${column}`,
-    );
-    const row = result.rows[0];
-    if (!row) throw new DriverError(`column ${JSON.stringify(column)} does not exist in ${table.schema}.${table.name}`, { retryable: false });
-    const type = String(row[0]);
-    if (type === "NUMBER") return { name: column, type: `NUMBER(${Number(row[1] ?? 38)},${Number(row[2] ?? 0)})` };
-    return { name: column, type: type === "TEXT" ? "VARCHAR" : type };
+    return keyColumn((sql, binds, operation) => this.run(sql, binds, operation), table, column);
   }
 
-  /** The session's database, for `warehouseVectorRef` when the connection names none. */
-  async currentDatabase(): Promise<string> {
-    const result = await this.run("SELECT CURRENT_DATABASE()", [], "current database");
-    const name = result.rows[0]?.[0];
-    if (typeof name !== "string" || name === "") throw new DriverError("the warehouse session has no current database: set `database` on the connection", { retryable: false });
-    return name;
-  }
-
-  async generations(ref: string): Promise<PlatformGenerations> {
+  async generations(ref: string): Promise<WarehouseGenerations> {
     return this.withFamily(ref, "shared", async (family) => {
       const live = resolveLive(family, ref);
-      return { live: live.generation, building: [...family.building.keys()].sort((a, b) => a - b) };
+      return { live: live.generation, building: [...family.building.keys()].sort((a, b) => a - b), spec: live.spec };
     });
   }
 
+  /** The key column defaults to the live generation's. */
   async createGeneration(ref: string, spec: WarehouseSpec): Promise<number> {
-    assertSpec(spec);
     return this.withFamily(ref, "exclusive", async (family) => {
-      resolveLive(family, ref);
+      const full: WarehouseSpec = { ...spec, primaryKey: spec.primaryKey ?? resolveLive(family, ref).spec.primaryKey };
+      assertSpec(full);
       await this.dropStale(family);
       const generation = family.highest + 1;
-      await this.run(createTableSql(tableSql(family.ref, buildingTable(family.ref.base, generation)), { ref, generation, spec }), [], `create generation ${generation} of ${ref}`);
+      const table = tableSql(family.ref, buildingTable(family.ref.base, generation));
+      await this.ddl(family, () => this.run(createTableSql(table, { ref, generation, spec: full }), [], `create generation ${generation} of ${ref}`));
       return generation;
     });
   }
@@ -298,15 +264,24 @@ export class WarehouseVectorStore implements PlatformVectorStore {
     if (this.ownsClient) await this.client.close();
   }
 
-  private async searchWith(ref: string, req: Omit<WarehouseSearchRequest, "vector">, query: SearchQuery): Promise<PlatformSearchResult> {
+  private async searchWith(ref: string, req: Omit<SearchRequest, "vector">, query: SearchQuery, target: PlatformTarget = {}): Promise<PlatformSearchResult> {
     return this.withFamily(ref, "shared", async (family) => {
       const live = resolveLive(family, ref);
-      if (req.generation !== undefined && req.generation !== live.generation) throw noGeneration(ref, req.generation);
+      if (target.generation !== undefined && target.generation !== live.generation) throw noGeneration(ref, target.generation);
       const node = parseFilter(req.filter, live.spec.metadata);
       const run = (sql: string, binds: Bind[], operation: string) => this.run(sql, binds, `${operation} ${ref}`);
       const hits = await searchTable(run, tableSql(family.ref, family.ref.base), live.spec, { k: req.k, minScore: req.minScore, node, query });
       return { hits, path: Math.floor(req.k) > 0 ? "exact" : "empty" };
     });
+  }
+
+  /** DDL whose refusal for want of a grant says what to grant. */
+  private async ddl<T>(family: Family, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      throw privilegeError(err, family.ref.database) ?? err;
+    }
   }
 
   private async dropStale(family: Family): Promise<void> {
@@ -317,51 +292,12 @@ export class WarehouseVectorStore implements PlatformVectorStore {
   /** The ref's tables, read under the ref's lock (a table's comment says which generation it is). */
   private async withFamily<T>(ref: string, mode: "shared" | "exclusive", fn: (family: Family) => Promise<T>): Promise<T> {
     const parsed = parseRef(ref);
-    return this.locks.with(ref, mode, async () => fn(await this.readFamily(ref, parsed)));
-  }
-
-  private async readFamily(ref: string, parsed: ParsedRef): Promise<Family> {
-    const prefix = `${parsed.base}__G`;
-    const result = await this.run(
-      `SELECT TABLE_NAME, COMMENT FROM ${quoteIdent(parsed.database)}.INFORMATION_SCHEMA.TABLES
-       WHERE TABLE_SCHEMA = ? AND TABLE_TYPE = 'BASE TABLE' AND (TABLE_NAME = ? OR LEFT(TABLE_NAME, ?) = ?)`,
-      [PLATFORM_SCHEMA, parsed.base, prefix.length, prefix],
-      `read ${ref}`,
-    );
-    const family: Family = { ref: parsed, live: null, building: new Map(), stale: [], highest: 0 };
-    for (const [name, text] of result.rows.map((r) => [String(r[0]), r[1]] as const)) {
-      const comment = parseComment(text);
-      const numbered = /__G(\d+)$/.exec(name);
-      family.highest = Math.max(family.highest, comment?.generation ?? 0, Number(numbered?.[1] ?? 0));
-      if (!comment || comment.ref !== ref) continue; // not ours: never touched
-      if (name === parsed.base) family.live = comment;
-      else if (name === buildingTable(parsed.base, comment.generation)) family.building.set(comment.generation, comment);
-      else family.stale.push(name);
-    }
-    return family;
+    return this.locks.with(ref, mode, async () => fn(await readFamily((sql, binds) => this.run(sql, binds, `read ${ref}`), ref, parsed)));
   }
 
   private run(sql: string, binds: Bind[], operation: string): Promise<QueryResult> {
     return this.client.execute(sql, binds, `platform store: ${operation}`);
   }
-}
-
-function resolveLive(family: Family, ref: string): TableComment {
-  if (!family.live) throw new VectorStoreError("collection_not_found", `no platform table ${ref}`);
-  return family.live;
-}
-
-function resolve(family: Family, ref: string, target: PlatformTarget = {}): Resolved {
-  const live = resolveLive(family, ref);
-  const g = target.generation;
-  if (g === undefined || g === live.generation) return { table: tableSql(family.ref, family.ref.base), spec: live.spec };
-  const building = family.building.get(g);
-  if (!building) throw noGeneration(ref, g);
-  return { table: tableSql(family.ref, buildingTable(family.ref.base, g)), spec: building.spec };
-}
-
-function noGeneration(ref: string, generation: number): VectorStoreError {
-  return new VectorStoreError("generation_not_found", `platform table ${ref} has no building generation ${generation}`);
 }
 
 function chunked<T>(items: T[], size = ROWS_PER_STATEMENT): T[][] {

@@ -57,7 +57,7 @@ async function builtIn(world: WarehouseWorld, id: string): Promise<BuiltIn> {
   const pk = await world.store.keyColumn(table, "ID");
   const ref = world.ref(id, "docs");
   const metadata = metadataColumns(COLUMNS).map((c) => ({ name: c.name, type: c.filter_type! }));
-  await world.store.ensureTable(ref, { dimensions: 768, numericPk: true, metadata, model: MODEL, pk });
+  await world.store.ensureTable(ref, { dimensions: 768, numericPk: true, metadata, model: MODEL, primaryKey: pk });
   return { world, store: world.store, source, ref, text, tag };
 }
 

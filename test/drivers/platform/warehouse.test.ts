@@ -6,7 +6,7 @@
 // Contract behaviours skipped: none. (A table made with a NUMBER key pages its hashes in numeric
 // order, tested below; the contract's tables use the default VARCHAR key.)
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { warehouseVectorRef } from "../../../src/drivers/platform/warehouse.ts";
+import { WarehouseVectorStore, warehouseVectorRef } from "../../../src/drivers/platform/warehouse.ts";
 import { VectorStoreError, type GenerationSpec } from "../../../src/drivers/vector-store/index.ts";
 import { DriverError } from "../../../src/shared/errors.ts";
 import type { FakeWarehouse } from "../../fakes/warehouse/server.ts";
@@ -29,11 +29,9 @@ describe("warehouse: happy", () => {
   test("the ref is <DB>.VECSYNC.VT_<ID8>_<NAME>; the table keeps metadata under its own names, the vector as VECTOR", async () => {
     expect(warehouseVectorRef("ANALYTICS", "abcdefgh12345678", "My Products!")).toBe("ANALYTICS.VECSYNC.VT_ABCDEFGH_MY_PRODUCTS_");
     await using world = await warehouseWorld();
-    const ref = world.ref("ddl00001", "items");
+    const ref = world.store.refFor("ddl00001xyz", "items");
     expect(ref).toBe(`${world.fake.database}.VECSYNC.VT_DDL00001_ITEMS`);
-    // A metadata column named like one of ours moves aside; the rest keep their own names.
-    const spec: GenerationSpec = { ...SPEC, metadata: [...SPEC.metadata, { name: "EMBEDDING", type: "keyword" }] };
-    await world.store.ensureTable(ref, spec);
+    await world.store.ensureTable(ref, SPEC);
     expect(await columnsOf(world.fake, "VT_DDL00001_ITEMS")).toEqual([
       ["PK", "TEXT"],
       ["EMBEDDED_TEXT", "TEXT"],
@@ -41,17 +39,32 @@ describe("warehouse: happy", () => {
       ["price", "FLOAT"],
       ["stock", "NUMBER"],
       ["active", "BOOLEAN"],
-      ["VECSYNC_M4", "TEXT"],
       ["EMBEDDING", "VECTOR"],
       ["VECSYNC_TEXT_HASH", "TEXT"],
       ["VECSYNC_META_HASH", "TEXT"],
     ]);
-    await world.store.upsert(ref, [{ ...productRows(1, 16)[0]!, metadata: { EMBEDDING: "not a vector", stock: 4 } }]);
-    expect(await world.store.count(ref, { EMBEDDING: "not a vector", stock: 4 })).toBe(1);
+    expect(await world.store.generations(ref)).toEqual({ live: 1, building: [], spec: SPEC });
     const sent = world.fake.requests.map((r) => String((r.body as { sqlText?: string } | null)?.sqlText ?? ""));
     expect(sent.some((s) => /^CREATE SCHEMA IF NOT EXISTS "VECSYNC_TEST_DB"\."VECSYNC"$/.test(s))).toBe(true);
     expect(sent.some((s) => s.includes('"EMBEDDING" VECTOR(FLOAT, 16) NOT NULL') && /\) COMMENT = '\{/.test(s))).toBe(true);
-    expect(sent.some((s) => s.startsWith(`MERGE INTO "VECSYNC_TEST_DB"."VECSYNC"."VT_DDL00001_ITEMS" t USING`))).toBe(true);
+    await world.store.upsert(ref, productRows(1, 16));
+    const sentNow = world.fake.requests.map((r) => String((r.body as { sqlText?: string } | null)?.sqlText ?? ""));
+    expect(sentNow.some((s) => s.startsWith(`MERGE INTO "VECSYNC_TEST_DB"."VECSYNC"."VT_DDL00001_ITEMS" t USING`))).toBe(true);
+  });
+
+  test("names the table would take itself, or that differ only in case, are problems before anything is made", async () => {
+    await using world = await warehouseWorld();
+    const spec: GenerationSpec = { ...SPEC, metadata: [...SPEC.metadata, { name: "embedding", type: "keyword" }, { name: "PRICE", type: "float" }, { name: "ID", type: "integer" }] };
+    const keyed = { ...spec, primaryKey: { name: "ID", type: "NUMBER(38,0)" } };
+    expect(world.store.specProblems(keyed)).toEqual([
+      'the metadata column "embedding" has a name the platform table uses itself (EMBEDDED_TEXT, EMBEDDING, VECSYNC_TEXT_HASH, VECSYNC_META_HASH)',
+      'the metadata column "PRICE" differs from another only in case, which the warehouse may not tell apart',
+      'the metadata column "ID" is the primary key, which the platform table already holds under that name',
+    ]);
+    expect(world.store.specProblems({ ...SPEC, primaryKey: { name: "Embedded_Text", type: "VARCHAR" } })).toHaveLength(1);
+    expect(world.store.specProblems(SPEC)).toEqual([]);
+    await expect(world.store.ensureTable(world.ref("names001", "x"), keyed)).rejects.toMatchObject({ code: "invalid_name" });
+    expect(await world.store.hasTable(world.ref("names001", "x"))).toBe(false);
   });
 
   test("with the source's key column, the key keeps its name and type and pages in its own (numeric) order", async () => {
@@ -60,8 +73,8 @@ describe("warehouse: happy", () => {
     const pk = await world.store.keyColumn({ schema: "PUBLIC", name: "ITEMS" }, "ITEM_ID");
     expect(pk).toEqual({ name: "ITEM_ID", type: "NUMBER(10,0)" });
     const ref = world.ref("keys0001", "items");
-    await world.store.ensureTable(ref, { ...SPEC, pk });
-    await world.store.ensureTable(ref, { ...SPEC, pk: { name: "ITEM_ID", type: "NUMBER(10, 0)" } });
+    await world.store.ensureTable(ref, { ...SPEC, primaryKey: pk });
+    await world.store.ensureTable(ref, { ...SPEC, primaryKey: { name: "ITEM_ID", type: "number(10, 0)" } });
     await expect(world.store.ensureTable(ref, SPEC)).rejects.toMatchObject({ code: "collection_exists" });
     expect((await columnsOf(world.fake, "VT_KEYS0001_ITEMS"))[0]).toEqual(["ITEM_ID", "NUMBER"]);
     await world.store.upsert(ref, productRows(12, 16));
@@ -69,6 +82,15 @@ describe("warehouse: happy", () => {
     expect((await world.store.hashes(ref, { afterPk: "9", limit: 5 })).map((h) => h.pk)).toEqual(["10", "11"]);
     expect(await world.store.delete(ref, ["10", "11"])).toBe(2);
     expect((await world.store.search(ref, { vector: productRows(12, 16)[3]!.vector, k: 1 })).hits[0]!.pk).toBe("3");
+    // A new generation keeps the live key column unless told otherwise.
+    const g = await world.store.createGeneration(ref, SPEC);
+    expect((await columnsOf(world.fake, `VT_KEYS0001_ITEMS__G${g}`))[0]).toEqual(["ITEM_ID", "NUMBER"]);
+    // A type that would not give the same key text back (a bare NUMBER: its scale unknown) is kept as text.
+    const loose = world.ref("keys0002", "items");
+    await world.store.ensureTable(loose, { ...SPEC, primaryKey: { name: "ITEM_ID", type: "NUMBER" } });
+    await world.store.upsert(loose, [{ ...productRows(1, 16)[0]!, pk: "2.50" }]);
+    expect(await world.store.hashes(loose)).toEqual([{ pk: "2.50", textHash: "t0", metaHash: "m0" }]);
+    expect((await columnsOf(world.fake, "VT_KEYS0002_ITEMS"))[0]).toEqual(["ITEM_ID", "TEXT"]);
   });
 
   test("the swap is one ALTER TABLE … SWAP WITH, and a swap waits for the searches in flight", async () => {
@@ -93,8 +115,8 @@ describe("warehouse: happy", () => {
       `ALTER TABLE "VECSYNC_TEST_DB"."VECSYNC"."VT_SWAP0001_ITEMS" SWAP WITH "VECSYNC_TEST_DB"."VECSYNC"."VT_SWAP0001_ITEMS__G2"`,
     ]);
     // A search pinned to the generation it embedded its query for fails once that is no longer live.
-    await expect(store.search(ref, { vector: new Float32Array(16).fill(0.2), k: 5, generation: 1 })).rejects.toMatchObject({ code: "generation_not_found" });
-    expect((await store.search(ref, { vector: new Float32Array(16).fill(0.2), k: 5, generation: 2 })).hits.length).toBe(5);
+    await expect(store.search(ref, { vector: new Float32Array(16).fill(0.2), k: 5 }, { generation: 1 })).rejects.toMatchObject({ code: "generation_not_found" });
+    expect((await store.search(ref, { vector: new Float32Array(16).fill(0.2), k: 5 }, { generation: 2 })).hits.length).toBe(5);
   });
 
   test("a swap whose DROP never ran leaves a table the next DDL removes; tables not ours are never touched", async () => {
@@ -106,7 +128,7 @@ describe("warehouse: happy", () => {
     // What a crash between SWAP and DROP leaves: generation 1 under the building name.
     await fake.exec(`ALTER TABLE "VECSYNC_TEST_DB"."VECSYNC"."VT_LEFT0001_ITEMS" SWAP WITH "VECSYNC_TEST_DB"."VECSYNC"."VT_LEFT0001_ITEMS__G2"`);
     await fake.exec(`CREATE TABLE "VECSYNC_TEST_DB"."VECSYNC"."VT_LEFT0001_ITEMS__G9" (x VARCHAR)`);
-    expect(await store.generations(ref)).toEqual({ live: g, building: [] });
+    expect(await store.generations(ref)).toMatchObject({ live: g, building: [] });
     expect(await store.createGeneration(ref, SPEC)).toBe(10);
     const tables = (await fake.engine.query("SELECT TABLE_NAME FROM INFORMATION_SCHEMA.TABLES WHERE TABLE_SCHEMA = 'VECSYNC' ORDER BY TABLE_NAME")).rows.map((r) => r[0]);
     expect(tables).toEqual(["VT_LEFT0001_ITEMS", "VT_LEFT0001_ITEMS__G10", "VT_LEFT0001_ITEMS__G9"]);
@@ -121,7 +143,8 @@ describe("warehouse: errors", () => {
     const err = await world.store.ensureTable(world.ref("priv0001", "items"), SPEC).catch((e) => e);
     expect(err).toBeInstanceOf(DriverError);
     expect(err).not.toBeInstanceOf(VectorStoreError);
-    expect((err as DriverError).message).toBe(`SQL access control error:\nInsufficient privileges to operate on database '${world.fake.database}'`);
+    expect((err as DriverError).message).toStartWith(`SQL access control error:\nInsufficient privileges to operate on database '${world.fake.database}'. Platform mode needs CREATE SCHEMA`);
+    expect((err as DriverError).context.kind).toBe("privileges");
     expect((err as DriverError).retryable).toBe(false);
   });
 
@@ -132,7 +155,7 @@ describe("warehouse: errors", () => {
     }
     const ref = world.ref("shape001", "x");
     await expect(world.store.ensureTable(ref, { ...SPEC, dimensions: 4097 })).rejects.toMatchObject({ code: "invalid_row" });
-    await expect(world.store.ensureTable(ref, { ...SPEC, pk: { name: "ID", type: "NUMBER; DROP TABLE X" } } as GenerationSpec)).rejects.toMatchObject({ code: "invalid_row" });
     expect(await world.store.hasTable(ref)).toBe(false);
+    expect(() => new WarehouseVectorStore(null as never).refFor("abcdefgh", "x")).toThrow(/needs the connection's `database`/);
   });
 });

@@ -79,6 +79,8 @@ export class WarehouseEngine {
            ELSE data_type END AS DATA_TYPE,
          numeric_precision AS NUMERIC_PRECISION, numeric_scale AS NUMERIC_SCALE
        FROM information_schema.columns WHERE table_catalog = '${dbName}'`,
+      `CREATE TEMP VIEW SF_INFO_SCHEMATA AS SELECT catalog_name AS CATALOG_NAME, schema_name AS SCHEMA_NAME
+       FROM information_schema.schemata WHERE catalog_name = '${dbName}'`,
       `CREATE TEMP VIEW SF_INFO_TABLES AS SELECT t.table_catalog AS TABLE_CATALOG, t.table_schema AS TABLE_SCHEMA,
          t.table_name AS TABLE_NAME, CASE WHEN t.table_type = 'BASE TABLE' THEN 'BASE TABLE' ELSE 'VIEW' END AS TABLE_TYPE,
          m.CREATED AS CREATED, m.LAST_ALTERED AS LAST_ALTERED, t.TABLE_COMMENT AS COMMENT
