@@ -5,6 +5,7 @@
 // Each table's COMMENT holds `{ref, generation, spec}` as JSON: SWAP WITH exchanges the two
 // tables' names, so the comment stays with the rows it describes and no registry table is needed.
 import { VectorStoreError, type GenerationSpec, type MetadataType } from "../vector-store/index.ts";
+import { parseComment as parsePgComment } from "./pgvector-schema.ts";
 
 export const PLATFORM_SCHEMA = "VECSYNC";
 
@@ -140,16 +141,8 @@ export function createTableSql(table: string, comment: TableComment): string {
   return `CREATE TABLE ${table} (${columns.join(", ")}) COMMENT = ${quoteLiteral(JSON.stringify(comment))}`;
 }
 
-export function parseComment(text: unknown): TableComment | null {
-  if (typeof text !== "string") return null;
-  try {
-    const value = JSON.parse(text) as Partial<TableComment>;
-    if (typeof value.ref !== "string" || typeof value.generation !== "number" || typeof value.spec !== "object" || value.spec === null) return null;
-    return value as TableComment;
-  } catch {
-    return null;
-  }
-}
+/** The comment is pgvector's `{ref, generation, spec}` JSON: one reader for both platforms. */
+export const parseComment = (text: unknown): TableComment | null => parsePgComment(text) as TableComment | null;
 
 export function sameSpec(a: WarehouseSpec, b: WarehouseSpec): boolean {
   const shape = (s: WarehouseSpec) => JSON.stringify([s.dimensions, s.numericPk, s.metadata.map((c) => [c.name, c.type]), layoutOf(s).pk, layoutOf(s).pkType]);
