@@ -76,3 +76,9 @@ export function encodeResult(
     rows: rows.map((row) => row.map((v, i) => (v === null || v === undefined ? null : encoders[i]!.encode(v)))),
   };
 }
+
+/** A DML answer: one row of counts (e.g. a MERGE's "number of rows inserted", "… updated", "… deleted"). */
+export function countsResult(statementTypeId: number, columns: string[], row: string[]): EncodedResult {
+  const rowtype = columns.map((name): RowType => ({ name, type: "fixed", nullable: false, scale: 0, precision: 38, length: null, byteLength: null, database: "", schema: "", table: "", collation: null }));
+  return { statementTypeId, rowtype, rows: [row] };
+}

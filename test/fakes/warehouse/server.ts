@@ -4,6 +4,7 @@
 // (engine.ts). Tests change data through `exec` (the admin API) or through the driver's SQL.
 import { createHash, createPublicKey, verify, type KeyObject } from "node:crypto";
 import { gunzipSync, gzipSync } from "node:zlib";
+import { accessDenied } from "./ddl.ts";
 import { WarehouseEngine } from "./engine.ts";
 import { WarehouseSqlError } from "./errors.ts";
 import type { Bind } from "./sql.ts";
@@ -13,6 +14,8 @@ export interface FakeWarehouseUser {
   password?: string;
   /** PEM of the public key registered for key-pair login (`ALTER USER … SET RSA_PUBLIC_KEY`). */
   publicKeyPem?: string;
+  /** A role with no grant to create or write anything: every write fails with the warehouse's 003001. */
+  readOnly?: boolean;
 }
 
 export interface FakeWarehouseOptions {
@@ -129,6 +132,8 @@ export async function startFakeWarehouse(options: FakeWarehouseOptions = {}) {
   async function query(base: string, session: Session, body: { sqlText?: string; bindings?: Record<string, Bind> }) {
     const queryId = `01fa${(++queryCounter).toString(16).padStart(12, "0")}-fake`;
     try {
+      const denied = users.get(session.user)?.readOnly ? accessDenied(String(body.sqlText ?? "").trim(), session.database) : null;
+      if (denied) throw denied;
       const result = await engine.query(String(body.sqlText ?? ""), body.bindings ?? {}, session.parameters);
       const inline = result.rows.slice(0, inlineRows);
       const rest = result.rows.slice(inlineRows);

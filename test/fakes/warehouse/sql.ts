@@ -113,6 +113,7 @@ function duckType(word: string, next: () => Token | undefined): string | null {
       return "TIMESTAMPTZ";
     case "VARIANT":
     case "OBJECT":
+    case "ARRAY":
       return "JSON";
     default:
       return null;
@@ -168,7 +169,7 @@ export function translate(sql: string, binds: Record<string, Bind>, nowIso: stri
     .replace(/\bVECTOR\s*\(\s*(FLOAT|DOUBLE|INT|INTEGER|DECIMAL\(38,0\))\s*,\s*(\d+)\s*\)/g, (_m, kind: string, n: string) => `${kind === "FLOAT" || kind === "DOUBLE" ? "FLOAT" : "INTEGER"}[${n}]`)
     .replace(/\b(CURRENT_TIMESTAMP|SYSDATE|GETDATE)\s*\(\s*\)|\bCURRENT_TIMESTAMP\b/g, `TIMESTAMPTZ '${nowIso}'`)
     .replace(/\bSNOWFLAKE\s*\.\s*CORTEX\s*\.\s*(EMBED_TEXT_768|EMBED_TEXT_1024)\s*\(/g, "SF_$1(")
-    .replace(/(?:(?:"[^"]+"|[A-Z_][A-Z0-9_$]*)\s*\.\s*)?INFORMATION_SCHEMA\s*\.\s*(COLUMNS|TABLES)\b/g, "SF_INFO_$1");
+    .replace(/(?:(?:"[^"]+"|[A-Z_][A-Z0-9_$]*)\s*\.\s*)?INFORMATION_SCHEMA\s*\.\s*(COLUMNS|TABLES|SCHEMATA)\b/g, "SF_INFO_$1");
 }
 
 /** Splits a script on `;` outside strings and quoted names (the admin API's multi-statement input). */
