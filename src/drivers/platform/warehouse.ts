@@ -228,6 +228,15 @@ export class WarehouseVectorStore implements PlatformVectorStore {
     });
   }
 
+  /** The live generation, read from the warehouse each time (no ANN index to keep, no cache to trust). */
+  async live(ref: string): Promise<{ generation: number; spec: WarehouseSpec }> {
+    const { live, spec } = await this.generations(ref);
+    return { generation: live, spec };
+  }
+
+  /** Searches are exact scans with VECTOR_COSINE_SIMILARITY: there is no ANN index to build. */
+  async buildIndex(): Promise<void> {}
+
   /** The key column defaults to the live generation's. */
   async createGeneration(ref: string, spec: WarehouseSpec): Promise<number> {
     return this.withFamily(ref, "exclusive", async (family) => {
