@@ -49,10 +49,16 @@ describe("happy", () => {
     const first = await rpc("query", "environments.list", ownerKey, { limit: 2 });
     expect(first.data.pagination).toMatchObject({ limit: 2, has_more: true });
     const second = await rpc("query", "environments.list", ownerKey, { limit: 2, cursor: first.data.pagination.next_cursor });
-    expect([...first.data.data, ...second.data.data].map((e: { name: string }) => e.name)).toEqual(["prod", "a", "b", "c"]);
+    // The pages follow (created_at, id): environments made in the same millisecond come in id order, not call order.
+    type Env = { id: string; name: string; created_at: string };
+    const paged: Env[] = [...first.data.data, ...second.data.data];
+    const byPosition = [...paged].sort((x, y) => x.created_at.localeCompare(y.created_at) || x.id.localeCompare(y.id));
+    expect(paged).toEqual(byPosition);
+    expect(paged.map((e) => e.name).sort()).toEqual(["a", "b", "c", "prod"]);
     expect((await rpc("query", "environments.list", ownerKey)).data.data).toHaveLength(4);
-    const envId = second.data.data[1].id;
-    expect((await rpc("query", "environments.get", ownerKey, { environment_id: envId })).data.name).toBe("c");
+    const last = second.data.data[1] as Env;
+    const envId = last.id;
+    expect((await rpc("query", "environments.get", ownerKey, { environment_id: envId })).data.name).toBe(last.name);
     expect((await rpc("mutation", "environments.delete", ownerKey, { environment_id: envId })).status).toBe(200);
 
     expect((await rpc("mutation", "organizations.transferOwnership", owner.auth, { org_id: orgId, user_id: member.userId })).data.role).toBe("owner");
