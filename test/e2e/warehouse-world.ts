@@ -41,6 +41,9 @@ export interface WarehouseWorld {
   fake: FakeWarehouse;
   proc: RunningProcess;
   api: Api;
+  /** The owner's session, for organization-level calls. */
+  jwt: Api;
+  orgId: string;
   connection: any;
   /** The source rows as the test keeps them (upper-case column names). */
   rows: Row[];
@@ -58,13 +61,15 @@ export async function openWarehouseWorld(opts: { mode: "managed" | "platform"; c
   await fake.exec("CREATE TABLE ITEMS (ID NUMBER(38,0) PRIMARY KEY, TITLE VARCHAR, BODY VARCHAR, CATEGORY VARCHAR, PRICE FLOAT, STOCK INTEGER, ACTIVE BOOLEAN, CODE VARCHAR)");
   await fake.exec(insertSql(rows));
   const proc = await startService({ VECSYNC_WAREHOUSE_URL: fake.url, ...opts.env });
-  const { api } = await signUp(proc);
+  const { api, jwt, orgId } = await signUp(proc);
   const credentials = { auth_method: "password", account: fake.account, user: "tester", password: "secret", database: fake.database };
   const connection = must(await api.call("POST", "/v1/providers/db_warehouse/connections", { name: "warehouse", mode: opts.mode, credentials }), 201);
   return {
     fake,
     proc,
     api,
+    jwt,
+    orgId,
     connection,
     rows,
     readRows: async () => rows,
