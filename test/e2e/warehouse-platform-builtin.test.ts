@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { startFakeEmbeddings, type FakeEmbeddings } from "../fakes/embeddings/server.ts";
 import { eventually } from "../harness.ts";
-import { embeddedText, eventuallyStatus, mismatch, must, type Probe, type Row } from "./helpers.ts";
+import { embeddedText, eventuallyStatus, mismatch, must, type Probe } from "./helpers.ts";
 import { builtInExpected, codesProbe, insertSql, openWarehouseWorld, WH_COLUMNS, WH_PROBES, type WarehouseWorld } from "./warehouse-world.ts";
 
 setDefaultTimeout(30_000);

@@ -5,17 +5,10 @@
 import type { RunningProcess } from "../harness.ts";
 import { startFakeWarehouse, type FakeWarehouse } from "../fakes/warehouse/server.ts";
 import { embeddedText, metadataOf, must, signUp, startService, type Api, type Column, type Expected, type Probe, type QueryBody, type Row } from "./helpers.ts";
-import { seedRows } from "./source.ts";
+import { COLUMNS, seedRows } from "./source.ts";
 
-export const WH_COLUMNS: Column[] = [
-  { name: "TITLE", role: "embedding", ordinal: 1, name_prefix: "Title: " },
-  { name: "BODY", role: "embedding", ordinal: 2 },
-  { name: "CATEGORY", role: "metadata", filter_type: "keyword" },
-  { name: "PRICE", role: "metadata", filter_type: "float" },
-  { name: "STOCK", role: "metadata", filter_type: "integer" },
-  { name: "ACTIVE", role: "metadata", filter_type: "boolean" },
-  { name: "CODE", role: "metadata", filter_type: "keyword" },
-];
+/** The seeded source's columns under the warehouse's upper-case names. */
+export const WH_COLUMNS: Column[] = COLUMNS.map((c) => ({ ...c, name: c.name.toUpperCase() }));
 const ITEM_COLUMNS = ["ID", "TITLE", "BODY", "CATEGORY", "PRICE", "STOCK", "ACTIVE", "CODE"];
 
 export const sqlValue = (v: Row[string] | undefined) => (v === null || v === undefined ? "NULL" : typeof v === "string" ? `'${v.replaceAll("'", "''")}'` : String(v));
