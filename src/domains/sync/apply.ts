@@ -6,6 +6,9 @@
 //  - otherwise the row is fetched and rendered; if its text equals the stored text (a hash that
 //    moved without the text moving) the vector is reused, else it is embedded.
 // Split in two so callers can pipeline: `prepareRows` reads and embeds, `commit` writes.
+// With a warehouse built-in model the text is neither fetched nor compared here: every row whose
+// text hash moved goes to the warehouse, which embeds and writes it during `prepareRows`
+// (embedder.ts); a row that turns out blank still counts against the budget cut (erring low).
 import type { RowHash, SourceRow } from "../../drivers/sources/types.ts";
 import { keyText } from "../../drivers/sources/types.ts";
 import type { MetadataUpdate, RowHashes, UpsertRow } from "../../drivers/vector-store/index.ts";
