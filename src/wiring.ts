@@ -15,7 +15,7 @@ import type { Logger } from "./shared/log.ts";
 import { secretBox } from "./shared/secrets.ts";
 import { createAuthenticator } from "./domains/auth/authenticator.ts";
 import { cleanupExpiredAuth } from "./domains/auth/cleanup.ts";
-import { openPgvector, platformStores } from "./domains/connections/platform.ts";
+import { openPgvector, openWarehousePlatform, platformStores } from "./domains/connections/platform.ts";
 import { countEnvironmentConnections, deleteOrganizationConnections } from "./domains/connections/repo.ts";
 import { countProvidersInEnvironment, deleteOrganizationProviders } from "./domains/embedding-providers/repo.ts";
 import { deleteOrganizationData } from "./domains/organizations/deletion.ts";
@@ -41,7 +41,7 @@ export function buildServices(config: Config, database: Database, vectors: Vecto
   const secrets = secretBox(config.masterKey);
   // Platform mode per connection provider: the store each one keeps its vectors in (a provider
   // missing here refuses platform storage with a clear error).
-  const platform = platformStores({ config, secrets }, { db_relational: openPgvector });
+  const platform = platformStores({ config, secrets }, { db_relational: openPgvector, db_warehouse: openWarehousePlatform });
   const none: Dependents = { environment: [], connection: [], embeddingProvider: [], organization: [] };
   const services: Services = { config, logger, clock, database, scheduler, tasks, authenticator, mailer, vectors, platform, secrets, dependents: none, engine: tableEngine(() => services) };
   // The rules close over the finished bag, so they are filled in once it exists.

@@ -53,7 +53,7 @@ function latestCode(outboxPath: string, email: string, after: number): string | 
 }
 
 /** otp → code from the process's outbox → verify → POST /v1/organizations: an API key client. */
-export async function signUp(proc: RunningProcess, email = `e2e-${crypto.randomUUID().slice(0, 8)}@example.com`): Promise<{ api: Api; orgId: string; apiKey: string }> {
+export async function signUp(proc: RunningProcess, email = `e2e-${crypto.randomUUID().slice(0, 8)}@example.com`): Promise<{ api: Api; orgId: string; apiKey: string; jwt: Api }> {
   const anon = apiOf(proc.url);
   const outbox = join(proc.dataDir, "outbox.jsonl");
   must(await anon.call("POST", "/v1/auth/otp", { email }), 200);
@@ -62,7 +62,7 @@ export async function signUp(proc: RunningProcess, email = `e2e-${crypto.randomU
   expect(tokens.token_type.toLowerCase()).toBe("bearer");
   const jwt = apiOf(proc.url, { authorization: `Bearer ${tokens.access_token}` });
   const created = must(await jwt.call("POST", "/v1/organizations", { name: `e2e-${crypto.randomUUID().slice(0, 8)}` }), 201);
-  return { api: apiOf(proc.url, { authorization: `Bearer ${created.api_key}` }), orgId: created.organization.id, apiKey: created.api_key };
+  return { api: apiOf(proc.url, { authorization: `Bearer ${created.api_key}` }), orgId: created.organization.id, apiKey: created.api_key, jwt };
 }
 
 // ---- the brute-force expectation ----

@@ -5,40 +5,18 @@
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import type { RunningProcess } from "../harness.ts";
 import { startFakeWarehouse, type FakeWarehouse } from "../fakes/warehouse/server.ts";
-import { eventuallyExact, eventuallyStatus, must, probe, signUp, startService, type Api, type Column, type Config, type Probe, type Row } from "./helpers.ts";
+import { eventuallyExact, eventuallyStatus, must, probe, signUp, startService, type Api, type Config, type Probe, type Row } from "./helpers.ts";
 import { seedRows } from "./source.ts";
+import { insertSql, upper, WH_COLUMNS, WH_PROBES } from "./warehouse-world.ts";
 
 // Starts processes or databases: slower than bun's 5 s default on a loaded 2-core machine.
 setDefaultTimeout(30_000);
 
-const COLUMNS: Column[] = [
-  { name: "TITLE", role: "embedding", ordinal: 1, name_prefix: "Title: " },
-  { name: "BODY", role: "embedding", ordinal: 2 },
-  { name: "CATEGORY", role: "metadata", filter_type: "keyword" },
-  { name: "PRICE", role: "metadata", filter_type: "float" },
-  { name: "STOCK", role: "metadata", filter_type: "integer" },
-  { name: "ACTIVE", role: "metadata", filter_type: "boolean" },
-  { name: "CODE", role: "metadata", filter_type: "keyword" },
-];
+const COLUMNS = WH_COLUMNS;
 const CONFIG: Config = { columns: COLUMNS, dimensions: 64, pk: "ID" };
 const COUNT = 120;
 
-const sqlValue = (v: Row[string] | undefined) => (v === null || v === undefined ? "NULL" : typeof v === "string" ? `'${v.replaceAll("'", "''")}'` : String(v));
-const upper = (r: Row): Row => Object.fromEntries(Object.entries(r).map(([k, v]) => [k.toUpperCase(), v]));
-const insertSql = (rows: Row[]) => `INSERT INTO ITEMS VALUES ${rows.map((r) => `(${["ID", "TITLE", "BODY", "CATEGORY", "PRICE", "STOCK", "ACTIVE", "CODE"].map((c) => sqlValue(r[c])).join(", ")})`).join(", ")}`;
-
-const num = (v: Row[string] | undefined) => (v === null || v === undefined ? null : Number(v));
-const Q = "vector search engine with postgres replication";
-const PROBES: Probe[] = [
-  { body: { query: Q } },
-  { body: { query: Q, limit: 100, min_similarity_score: 0.1 } },
-  { body: { query: "Title: identical twin text\nsame words exactly here", limit: 4 } },
-  { body: { query: Q, limit: 100, filters: { CATEGORY: "tech" } }, where: (r) => r.CATEGORY === "tech" },
-  { body: { query: Q, limit: 100, filters: { CATEGORY: { nin: ["tech", "news"] } } }, where: (r) => r.CATEGORY !== "tech" && r.CATEGORY !== "news" },
-  { body: { query: Q, limit: 100, filters: { PRICE: { gte: 20, lt: 70 }, ACTIVE: { neq: false } } }, where: (r) => num(r.PRICE) !== null && num(r.PRICE)! >= 20 && num(r.PRICE)! < 70 && r.ACTIVE !== false },
-  { body: { query: Q, limit: 100, filters: { STOCK: [1, 2, 3], CATEGORY: { exists: true } } }, where: (r) => [1, 2, 3].includes(num(r.STOCK) as number) && r.CATEGORY !== null },
-  { body: { query: Q, limit: 100, filters: { $or: [{ STOCK: { gt: 17 } }, { ACTIVE: true }] } }, where: (r) => (num(r.STOCK) !== null && num(r.STOCK)! > 17) || r.ACTIVE === true },
-];
+const PROBES = WH_PROBES;
 
 let fake: FakeWarehouse;
 let proc: RunningProcess;

@@ -9,9 +9,10 @@ import { connectPgvectorStore } from "../../drivers/platform/pgvector.ts";
 import { probePgvector, type PgvectorProbe } from "../../drivers/platform/pgvector-setup.ts";
 import type { PlatformStores, PlatformVectorStore } from "../../drivers/platform/types.ts";
 import { connect } from "../../drivers/sources/postgres-connect.ts";
-import { openRelational } from "./credentials.ts";
+import { connectWarehouseStore } from "../../drivers/platform/warehouse.ts";
+import { openRelational, openWarehouse } from "./credentials.ts";
 import type { ConnectionProvider } from "./schemas.ts";
-import { vettedPostgres, type SealedConnection } from "./sources.ts";
+import { vettedPostgres, warehouseDriverCredentials, type SealedConnection } from "./sources.ts";
 
 type Opening = Pick<Services, "config" | "secrets">;
 
@@ -26,6 +27,13 @@ const POOL_SIZE = 4;
 /** The pgvector store on a `db_relational` connection's database. */
 export const openPgvector: PlatformOpener = async (services, connection) =>
   connectPgvectorStore(await vettedPostgres(services, openRelational(services.secrets, connection.credentials)), { maxConnections: POOL_SIZE });
+
+/**
+ * The warehouse store on a `db_warehouse` connection, at the address its sources use (the account's,
+ * or VECSYNC_WAREHOUSE_URL). Its tables live in <database>.VECSYNC (docs/platform-warehouse.md).
+ */
+export const openWarehousePlatform: PlatformOpener = async (services, connection) =>
+  connectWarehouseStore(warehouseDriverCredentials(openWarehouse(services.secrets, connection.credentials)), { url: services.config.warehouseUrl });
 
 /** For a connection test: what the database offers of pgvector, over one short-lived connection. */
 export async function pgvectorOf(services: Opening, connection: SealedConnection, connectTimeoutSec: number): Promise<PgvectorProbe> {

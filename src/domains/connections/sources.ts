@@ -5,7 +5,7 @@ import type { Services } from "../../services.ts";
 import { DriverError } from "../../shared/errors.ts";
 import { hostPolicy, systemResolver, vetHost, type Resolver } from "../../drivers/sources/host-guard.ts";
 import { createPostgresSource, type PostgresCredentials, type PostgresSourceOptions } from "../../drivers/sources/postgres.ts";
-import { createWarehouseSource } from "../../drivers/sources/warehouse.ts";
+import { createWarehouseSource, type WarehouseCredentials as WarehouseDriverCredentials } from "../../drivers/sources/warehouse.ts";
 import type { SourceConnector } from "../../drivers/sources/types.ts";
 import { openRelational, openWarehouse, type RelationalCredentials, type WarehouseCredentials } from "./credentials.ts";
 import type { ConnectionProvider } from "./schemas.ts";
@@ -48,25 +48,27 @@ async function openRelationalSource(services: Pick<Services, "config" | "secrets
   return createPostgresSource(await vettedPostgres(services, credentials, options.resolver), driverOptions);
 }
 
+/** The driver's credentials for a warehouse connection: whatever connects to it (a source, a platform store) uses these. */
+export function warehouseDriverCredentials(credentials: WarehouseCredentials): WarehouseDriverCredentials {
+  return {
+    authMethod: credentials.auth_method,
+    account: credentials.account,
+    user: credentials.user,
+    ...(credentials.password !== undefined ? { password: credentials.password } : {}),
+    ...(credentials.private_key !== undefined ? { privateKey: credentials.private_key } : {}),
+    ...(credentials.warehouse !== undefined ? { warehouse: credentials.warehouse } : {}),
+    ...(credentials.database !== undefined ? { database: credentials.database } : {}),
+    schema: credentials.schema,
+    ...(credentials.role !== undefined ? { role: credentials.role } : {}),
+  };
+}
+
 /**
  * The warehouse's address is derived from the account (`<account>.snowflakecomputing.com`, a public
  * name the guard has nothing to say about) or set by the operator (VECSYNC_WAREHOUSE_URL).
  */
 function openWarehouseSource(services: Pick<Services, "config">, credentials: WarehouseCredentials): SourceConnector {
-  return createWarehouseSource(
-    {
-      authMethod: credentials.auth_method,
-      account: credentials.account,
-      user: credentials.user,
-      ...(credentials.password !== undefined ? { password: credentials.password } : {}),
-      ...(credentials.private_key !== undefined ? { privateKey: credentials.private_key } : {}),
-      ...(credentials.warehouse !== undefined ? { warehouse: credentials.warehouse } : {}),
-      ...(credentials.database !== undefined ? { database: credentials.database } : {}),
-      schema: credentials.schema,
-      ...(credentials.role !== undefined ? { role: credentials.role } : {}),
-    },
-    { url: services.config.warehouseUrl, pollMs: services.config.cdcPollMs },
-  );
+  return createWarehouseSource(warehouseDriverCredentials(credentials), { url: services.config.warehouseUrl, pollMs: services.config.cdcPollMs });
 }
 
 /**

@@ -1,9 +1,9 @@
 // The query endpoint (docs/vector-tables.md#query): embed the text as a query with the model of the
-// stored vectors, search the table's storage (its collection, or its platform table in the
-// source) with the filter, shape the answer.
+// stored vectors (by the table's provider, or in the warehouse for a built-in model), search the
+// table's storage (its collection, or its platform table in the source) with the filter, shape the answer.
 import type { Services } from "../../services.ts";
 import type { KeyActor } from "../../shared/actor.ts";
-import { AppError, validationError } from "../../shared/errors.ts";
+import { AppError, DriverError, validationError } from "../../shared/errors.ts";
 import { FilterError, parseFilter, VectorStoreError, type GenerationSpec, type SearchHit } from "../../drivers/vector-store/index.ts";
 import { embedOrFail, providerForEmbedding } from "../embedding-providers/embedding.ts";
 import { vectorTableOf } from "../vector-tables/service.ts";
@@ -114,13 +114,16 @@ async function searchPinned(services: Services, row: VectorTableRow, store: Tabl
     const pinned = await store.pin();
     try {
       checkFilter(pinned.spec, input.filters);
+      const request = { k: input.limit ?? DEFAULT_QUERY_LIMIT, filter: input.filters ?? undefined, minScore: input.min_similarity_score ?? null };
+      if (row.embeddingProviderId === null) {
+        // A built-in model (docs/vector-tables.md#built-in-models): the warehouse embeds the text
+        // with the pinned generation's model in the statement that searches it; no provider call.
+        if (!pinned.searchText) throw new DriverError(`the platform table ${store.name} has no built-in models to embed the query with`, { retryable: false });
+        const found = await pinned.searchText({ ...request, text: input.query });
+        return { hits: found.hits, model: pinned.spec.model ?? row.servingModel ?? row.embeddingModel };
+      }
       const embedded = await embedQuery(services, row, pinned.spec, input.query);
-      const found = await pinned.search({
-        vector: embedded.vector,
-        k: input.limit ?? DEFAULT_QUERY_LIMIT,
-        filter: input.filters ?? undefined,
-        minScore: input.min_similarity_score ?? null,
-      });
+      const found = await pinned.search({ ...request, vector: embedded.vector });
       return { hits: found.hits, model: embedded.model };
     } catch (err) {
       const moved = store.mode === "platform" && err instanceof VectorStoreError && err.code === "generation_not_found";

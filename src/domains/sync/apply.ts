@@ -6,11 +6,15 @@
 //  - otherwise the row is fetched and rendered; if its text equals the stored text (a hash that
 //    moved without the text moving) the vector is reused, else it is embedded.
 // Split in two so callers can pipeline: `prepareRows` reads and embeds, `commit` writes.
+// With a warehouse built-in model the text is neither fetched nor compared here: every row whose
+// text hash moved goes to the warehouse, which embeds and writes it during `prepareRows`
+// (embedder.ts); a row that turns out blank still counts against the budget cut (erring low).
 import type { RowHash, SourceRow } from "../../drivers/sources/types.ts";
 import { keyText } from "../../drivers/sources/types.ts";
 import type { MetadataUpdate, RowHashes, UpsertRow } from "../../drivers/vector-store/index.ts";
 import { renderMetadata, renderText, storedTextHash } from "../vector-tables/render.ts";
 import { emptyRowsAmong, recordEmptyRows } from "./empty-rows.ts";
+import { embedRows } from "./embedder.ts";
 import type { SyncJob } from "./job.ts";
 
 export type ApplyTarget = {
@@ -112,6 +116,11 @@ export async function prepareRows(job: SyncJob, hashes: RowHash[], target: Apply
       metaUpdates.push({ pk, metaHash: w.meta, metadata });
       continue;
     }
+    if (job.embedder.kind === "platform") {
+      // The warehouse renders the text (embedder.ts): nothing to compare or reuse here.
+      toEmbed.push({ pk, textHash: w.text, metaHash: w.meta, text: "", metadata, vector: new Float32Array(0) });
+      continue;
+    }
     const text = renderText(job.table.columns, row.values);
     if (text === null) {
       emptied.push({ pk, textHash: w.text });
@@ -147,21 +156,20 @@ export async function prepareRows(job: SyncJob, hashes: RowHash[], target: Apply
     deletes = deletes.filter((pk) => !left.has(pk));
     emptied = kept(emptied);
   }
+  const at = { generation: target.generation, indexLater: target.indexLater };
+  const embedded = await embedRows(job, embedding, new Set(current.keys()), at, opts.signal);
+  upserts.push(...embedded.upserts);
+  emptied.push(...embedded.emptied);
+  counts.embedded += embedded.embedded;
   // Rows recorded as empty that were re-read and no longer are (they have text now, or are gone).
   const reread = new Set(toFetch.map((h) => keyText(h.key)));
   const leftOut = new Set([...hashes.slice(handled).map((h) => keyText(h.key)), ...emptied.map((r) => r.pk)]);
   const cleared = [...empties.keys()].filter((pk) => reread.has(pk) && !leftOut.has(pk));
-  if (embedding.length) {
-    const vectors = await job.provider.embed(embedding.map((r) => r.text), { model: job.table.embeddingModel, dimensions: job.table.embeddingDimensions, kind: "document", signal: opts.signal });
-    embedding.forEach((r, i) => upserts.push({ ...r, vector: vectors[i]! }));
-    counts.embedded += embedding.length;
-  }
   counts.metadata = metaUpdates.length;
-  counts.deleted = deletes.length;
+  counts.deleted = deletes.length + embedded.deleted;
   counts.empty = emptied.length;
 
   const { store } = job;
-  const at = { generation: target.generation, indexLater: target.indexLater };
   return {
     counts,
     overBudget,

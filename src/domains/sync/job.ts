@@ -1,7 +1,6 @@
 // Everything one sync operation on a vector table needs, opened once: the table row, its source,
 // its embedding provider, and the column lists and tag derived from its configuration.
 import type { Services } from "../../services.ts";
-import type { EmbeddingProvider } from "../../drivers/embeddings/index.ts";
 import { openSource } from "../connections/sources.ts";
 import type { CdcTarget, SourceConnector } from "../../drivers/sources/types.ts";
 import type { GenerationSpec } from "../../drivers/vector-store/index.ts";
@@ -9,20 +8,22 @@ import { DriverError } from "../../shared/errors.ts";
 import { findConnection } from "../connections/repo.ts";
 import { providerForEmbedding } from "../embedding-providers/embedding.ts";
 import { embeddingColumns, embeddingTag, generationSpec, metadataColumns } from "../vector-tables/render.ts";
-import { tableStore, type TableStore } from "../vector-tables/storage.ts";
+import { platformKey, tableStore, type TableStore } from "../vector-tables/storage.ts";
 import type { VectorTableRow } from "../vector-tables/tables.ts";
+import { platformEmbedder, type Embedder } from "./embedder.ts";
 
 export type SyncJob = {
   services: Services;
   table: VectorTableRow;
   source: SourceConnector;
-  provider: EmbeddingProvider;
+  /** Who embeds: the table's provider, or the warehouse's built-in model (embedder.ts). */
+  embedder: Embedder;
   /** Where the table's vectors live (a managed collection or a platform table). */
   store: TableStore;
   /** The source columns hashed as text, in embedding order, and as metadata. */
   textColumns: string[];
   metaColumns: string[];
-  /** Every configured column, read to render a row. */
+  /** The columns read to render a row: every configured one, or only the metadata when the platform renders the text. */
   columns: string[];
   tag: string;
   spec: GenerationSpec;
@@ -37,27 +38,39 @@ export async function openTableSource(services: Services, table: VectorTableRow)
   return openSource(services, connection);
 }
 
-/** Opens storage, source and provider for the table; the caller closes the job. */
+/**
+ * Opens storage, source and embedder for the table; the caller closes the job. Without an
+ * embedding provider the table uses a warehouse built-in model (docs/vector-tables.md#built-in-models).
+ */
 export async function openJob(services: Services, table: VectorTableRow): Promise<SyncJob> {
   // First: a platform without a store in this build says so before anything else is opened.
   const store = await tableStore(services, table);
-  if (!table.embeddingProviderId) throw new DriverError(`vector table ${table.id} has no embedding provider`, { retryable: false });
-  const provider = await providerForEmbedding(services, table.orgId, table.embeddingProviderId);
+  const provider = table.embeddingProviderId ? await providerForEmbedding(services, table.orgId, table.embeddingProviderId) : null;
   const source = await openTableSource(services, table);
+  const close = () => source.close().catch(() => {});
+  const tag = embeddingTag(table.embeddingModel, table.embeddingDimensions, table.columns);
+  let embedder: Embedder;
+  try {
+    embedder = provider ? { kind: "provider", provider } : await platformEmbedder(store, source, table, tag);
+  } catch (err) {
+    await close();
+    throw err;
+  }
   const text = embeddingColumns(table.columns).map((c) => c.name);
   const meta = metadataColumns(table.columns).map((c) => c.name);
   return {
     services,
     table,
     source,
-    provider,
+    embedder,
     store,
     textColumns: text,
     metaColumns: meta,
-    columns: [...new Set([...text, ...meta])],
-    tag: embeddingTag(table.embeddingModel, table.embeddingDimensions, table.columns),
+    // A platform embedder renders the text in the warehouse: the engine never reads it.
+    columns: embedder.kind === "platform" ? meta : [...new Set([...text, ...meta])],
+    tag,
     spec: generationSpec(table),
-    close: () => source.close().catch(() => {}),
+    close,
   };
 }
 
@@ -72,5 +85,5 @@ export async function ensureStorage(job: SyncJob): Promise<void> {
   const schema = await job.source.describeTable(table.sourceTable);
   const pk = schema.find((c) => c.name === table.primaryKeyColumn) ?? schema.find((c) => c.name.toLowerCase() === table.primaryKeyColumn.toLowerCase());
   if (!pk) throw new DriverError(`the source table "${table.sourceTable}" no longer has the primary key column "${table.primaryKeyColumn}"`, { retryable: false });
-  await job.store.create({ ...job.spec, primaryKey: { name: pk.name, type: pk.type } });
+  await job.store.create({ ...job.spec, primaryKey: await platformKey(job.store, job.source, table.sourceTable, pk) });
 }

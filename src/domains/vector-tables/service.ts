@@ -16,7 +16,9 @@ import { collectionName, generationSpec } from "./render.ts";
 import type { CreateVectorTable, SourceSchema, VectorTable } from "./schemas.ts";
 import { readSourceSchema } from "./source-schema.ts";
 import { hasStorage } from "./state.ts";
-import { managedTableStore, storageFailure, tableStore, type TableSpec } from "./storage.ts";
+import { managedTableStore, platformKey, storageFailure, tableStore, type TableSpec, type TableStore } from "./storage.ts";
+import { openSource } from "../connections/sources.ts";
+import type { SourceColumn } from "../../drivers/sources/types.ts";
 
 export const nameTaken = (name: string) => new AppError("name_taken", `A vector table named "${name}" already exists in this organization`);
 
@@ -132,6 +134,7 @@ export async function createVectorTable(services: Services, actor: KeyActor, inp
   // what it needs). A platform without a store in this build gets none (its backfill says why).
   const store = mode === "managed" ? managedTableStore(services.vectors, row.vectorstoreCollection) : platform ? await tableStore(services, row) : null;
   try {
+    if (store?.warehouse) spec.primaryKey = await warehouseKey(services, connection, store, input.source_table, pkColumn);
     await store?.create(spec);
   } catch (err) {
     await deleteVectorTableRow(db, actor.orgId, id);
@@ -193,6 +196,16 @@ export async function deleteVectorTable(services: Services, actor: KeyActor, id:
 export async function dropStorageOf(services: Services, row: VectorTableRow): Promise<void> {
   if (!hasStorage(row)) return;
   await (await tableStore(services, row)).drop();
+}
+
+/** The source key's exact type on the warehouse (storage.ts platformKey), over a short-lived source. */
+async function warehouseKey(services: Services, connection: ConnectionRow, store: TableStore, table: string, column: SourceColumn) {
+  const source = await openSource(services, connection, { maxConnections: 1 });
+  try {
+    return await platformKey(store, source, table, column);
+  } finally {
+    await source.close().catch(() => undefined);
+  }
 }
 
 /** The platform store a platform-mode table on this connection will use; null when its provider has none in this build. */

@@ -5,8 +5,11 @@
 // implementation passes the same contract suite (test/drivers/platform/contract.ts).
 import type { Services } from "../../services.ts";
 import { AppError, DriverError, validationError } from "../../shared/errors.ts";
-import { PlatformSetupError, type PlatformTableSpec, type PlatformVectorStore } from "../../drivers/platform/types.ts";
+import { PlatformSetupError, type PlatformPrimaryKey, type PlatformTableSpec, type PlatformVectorStore } from "../../drivers/platform/types.ts";
+import { WarehouseVectorStore, type EmbedResult, type EmbedRow, type SourceText, type TextSearchRequest } from "../../drivers/platform/warehouse.ts";
 import { VectorStoreError, type MetadataUpdate, type RowHashes, type SearchHit, type SearchRequest, type StoredDoc, type UpsertRow, type VectorStore } from "../../drivers/vector-store/index.ts";
+import { WarehouseSource } from "../../drivers/sources/warehouse.ts";
+import type { SourceColumn, SourceConnector } from "../../drivers/sources/types.ts";
 import { findConnection } from "../connections/repo.ts";
 import { openCredentials, secretsOf } from "../connections/credentials.ts";
 import { setPlatformVectorRef } from "./repo.ts";
@@ -30,8 +33,19 @@ export type TablePin = {
    * pin again, embed again.
    */
   search(req: SearchRequest): Promise<{ hits: SearchHit[]; path: string }>;
+  /** A built-in model's query (the warehouse's): the text embedded by the platform in the searching statement. */
+  searchText?(req: TextSearchRequest): Promise<{ hits: SearchHit[]; path: string }>;
   release(): void;
 };
+
+/**
+ * What only the warehouse's store does (docs/platform-warehouse.md): embed rows from the source
+ * with its built-in models, the text never leaving the warehouse, and read a source key's exact type.
+ */
+export interface InWarehouse {
+  embedFromSource(source: SourceText, rows: EmbedRow[], target?: StoreTarget): Promise<EmbedResult>;
+  keyColumn(table: { schema: string; name: string }, column: string): Promise<PlatformPrimaryKey>;
+}
 
 export interface TableStore {
   readonly mode: "managed" | "platform";
@@ -55,6 +69,8 @@ export interface TableStore {
   swapGeneration(generation: number): Promise<void>;
   dropGeneration(generation: number): Promise<void>;
   pin(): Promise<TablePin>;
+  /** Present on the warehouse's platform tables only. */
+  readonly warehouse?: InWarehouse;
 }
 
 /** The table's storage. A platform table's store is its connection's (shared, never closed here). */
@@ -124,6 +140,7 @@ export function platformTableStore(store: PlatformVectorStore, ref: string, secr
       throw new DriverError(message, { retryable: err.retryable, context: err.context });
     }
   };
+  const warehouse = store instanceof WarehouseVectorStore ? store : null;
   return {
     mode: "platform",
     name: ref,
@@ -148,9 +165,28 @@ export function platformTableStore(store: PlatformVectorStore, ref: string, secr
       scrubbed(async () => {
         // Nothing to hold: the search names the generation, and a swap since is answered by a retry (TablePin).
         const { generation, spec } = await store.live(ref);
-        return { generation, spec, search: (req) => scrubbed(() => store.search(ref, req, { generation })), release: () => {} };
+        const searchText = warehouse ? (req: TextSearchRequest) => scrubbed(() => warehouse.searchText(ref, req, { generation })) : undefined;
+        return { generation, spec, search: (req) => scrubbed(() => store.search(ref, req, { generation })), ...(searchText ? { searchText } : {}), release: () => {} };
       }),
+    ...(warehouse
+      ? {
+          warehouse: {
+            embedFromSource: (source, rows, target) => scrubbed(() => warehouse.embedFromSource(ref, source, rows, { generation: target?.generation })),
+            keyColumn: (table, column) => scrubbed(() => warehouse.keyColumn(table, column)),
+          } satisfies InWarehouse,
+        }
+      : {}),
   };
+}
+
+/**
+ * The source's key as the platform table repeats it (CONTRACT 12: same name, same type). The
+ * warehouse catalog's DATA_TYPE drops a NUMBER's precision and scale, so its store reads the exact
+ * type (a bare NUMBER would be kept as VARCHAR, docs/platform-warehouse.md#the-table).
+ */
+export async function platformKey(store: TableStore, source: SourceConnector, table: string, column: SourceColumn): Promise<PlatformPrimaryKey> {
+  if (!store.warehouse || !(source instanceof WarehouseSource)) return { name: column.name, type: column.type };
+  return store.warehouse.keyColumn(await source.resolveTable(table), column.name);
 }
 
 /**

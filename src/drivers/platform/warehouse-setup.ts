@@ -4,6 +4,7 @@
 // the source key's exact type. A refusal keeps the warehouse's own words and says what to grant.
 import { DriverError } from "../../shared/errors.ts";
 import type { QueryResult } from "../sources/warehouse-connect.ts";
+import { PlatformSetupError } from "./types.ts";
 import type { Bind } from "./warehouse-filters.ts";
 import { PLATFORM_SCHEMA, quoteIdent, schemaSql, type ParsedRef, type WarehouseKeyColumn } from "./warehouse-schema.ts";
 
@@ -16,13 +17,14 @@ export function isPrivilegeError(err: unknown): err is DriverError {
 
 /**
  * A privilege refusal as the service answers it (400, CONTRACT 12): the warehouse's words, then
- * what vecsync needs. `context.kind = "privileges"` marks it for the caller (PlatformSetupError's kind).
+ * what vecsync needs, as pgvector's: a PlatformSetupError of kind `privileges`, which the seam answers 400.
  */
-export function privilegeError(err: unknown, database: string): DriverError | null {
+export function privilegeError(err: unknown, database: string): PlatformSetupError | null {
   if (!isPrivilegeError(err)) return null;
-  return new DriverError(
+  return new PlatformSetupError(
+    "privileges",
     `${err.message}. Platform mode needs CREATE SCHEMA on database "${database}" (to create the schema ${PLATFORM_SCHEMA}), or an existing schema ${PLATFORM_SCHEMA} this role may create tables in`,
-    { retryable: false, cause: err, context: { ...err.context, kind: "privileges" } },
+    { cause: err },
   );
 }
 

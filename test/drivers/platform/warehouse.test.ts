@@ -1,26 +1,19 @@
 // The warehouse platform store against the DuckDB-backed warehouse test server, through the real
-// snowflake-sdk: the shared platform-store contract, then what only the warehouse has (names and
-// DDL, the key under its source type, SWAP WITH, the in-process ordering of a swap and the
-// searches, leftovers of a broken swap, the warehouse's own errors).
-//
-// Contract behaviours skipped: none. (A table made with a NUMBER key pages its hashes in numeric
-// order, tested below; the contract's tables use the default VARCHAR key.)
+// snowflake-sdk: what only the warehouse has (names and DDL, the key under its source type, SWAP
+// WITH, the in-process ordering of a swap and the searches, leftovers of a broken swap, the
+// warehouse's own errors). The shared contract runs it as a subject (contract.test.ts); more of
+// its row behaviours are in warehouse-store.test.ts.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { WarehouseVectorStore, warehouseVectorRef } from "../../../src/drivers/platform/warehouse.ts";
 import { VectorStoreError, type GenerationSpec } from "../../../src/drivers/vector-store/index.ts";
+import { PlatformSetupError } from "../../../src/drivers/platform/types.ts";
 import { DriverError } from "../../../src/shared/errors.ts";
 import type { FakeWarehouse } from "../../fakes/warehouse/server.ts";
 import { productRows, SPEC } from "../vector-store/helpers.ts";
-import { platformStoreContract } from "./warehouse-contract.ts";
 import { warehouseWorld } from "./warehouse-world.ts";
 
 // Starts a server and a DuckDB per world: slower than bun's 5 s default on a loaded 2-core machine.
 setDefaultTimeout(30_000);
-
-platformStoreContract("warehouse", async () => {
-  const world = await warehouseWorld();
-  return { store: world.store, ref: (key) => world.ref(`${key}xxxxxxxx`.slice(0, 8), key), [Symbol.asyncDispose]: () => world[Symbol.asyncDispose]() };
-});
 
 const columnsOf = async (fake: FakeWarehouse, table: string) =>
   (await fake.engine.query(`SELECT COLUMN_NAME, DATA_TYPE FROM INFORMATION_SCHEMA.COLUMNS WHERE TABLE_SCHEMA = 'VECSYNC' AND TABLE_NAME = '${table}' ORDER BY ORDINAL_POSITION`)).rows;
@@ -138,13 +131,14 @@ describe("warehouse: happy", () => {
 });
 
 describe("warehouse: errors", () => {
-  test("a role without grants gets a DriverError in the warehouse's own words, not retryable", async () => {
+  test("a role without grants gets a PlatformSetupError (privileges) in the warehouse's own words, not retryable", async () => {
     await using world = await warehouseWorld({ users: [{ user: "reader", password: "secret", readOnly: true }] }, { user: "reader", password: "secret" });
     const err = await world.store.ensureTable(world.ref("priv0001", "items"), SPEC).catch((e) => e);
     expect(err).toBeInstanceOf(DriverError);
     expect(err).not.toBeInstanceOf(VectorStoreError);
     expect((err as DriverError).message).toStartWith(`SQL access control error:\nInsufficient privileges to operate on database '${world.fake.database}'. Platform mode needs CREATE SCHEMA`);
-    expect((err as DriverError).context.kind).toBe("privileges");
+    expect(err).toBeInstanceOf(PlatformSetupError);
+    expect((err as PlatformSetupError).kind).toBe("privileges");
     expect((err as DriverError).retryable).toBe(false);
   });
 
