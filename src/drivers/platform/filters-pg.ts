@@ -2,7 +2,7 @@
 // Postgres boolean expression over a platform table's typed metadata columns, with bind
 // parameters. Semantics match the managed store's predicate exactly (a property test checks):
 // neq/nin also match null, `exists: false` matches null, comparisons and eq/in never match null.
-import type { MetadataColumn, MetadataType, parseFilter } from "../vector-store/index.ts";
+import { filterSql, type MetadataColumn, type MetadataType, type parseFilter } from "../vector-store/index.ts";
 
 /** The validated filter AST (the managed store's public API exports the parser, not the type). */
 export type FilterNode = NonNullable<ReturnType<typeof parseFilter>>;
@@ -33,8 +33,6 @@ export const PG_TYPES: Record<MetadataType, string> = {
 /** The cast of a bound (text) parameter to a column's type. */
 export const PG_CAST: Record<MetadataType, string> = { keyword: "text", integer: "bigint", float: "float8", boolean: "boolean" };
 
-const COMPARE = { eq: "=", gt: ">", gte: ">=", lt: "<", lte: "<=" } as const;
-
 /**
  * `$n` read as text, then cast. Never `$n::type` alone: postgres.js would then serialize the
  * value by the server's inferred type (its boolean serializer turns the string "true" into f).
@@ -53,35 +51,17 @@ export function scalarText(value: Scalar): string {
  * returned `sql` is always parenthesised. `column` gives the SQL of metadata column `i`.
  */
 export function compilePg(node: FilterNode | null, columns: MetadataColumn[], params: (string | null)[], column: (index: number) => string = metadataColumn): string {
-  const bind = (value: Scalar, column: number, range: boolean): string => {
-    params.push(scalarText(value));
-    const type = columns[column]!.type;
-    // A range bound on an integer column may be fractional or past int64: compare as numeric
-    // (exact), and as bigint when it is a safe integer so the column's index still applies.
-    const cast = range && type === "integer" && !Number.isSafeInteger(value) ? "numeric" : PG_CAST[type];
-    return placeholder(params.length, cast);
-  };
-  const walk = (n: FilterNode): string => {
-    switch (n.kind) {
-      case "and":
-        return n.items.length === 0 ? "TRUE" : `(${n.items.map(walk).join(" AND ")})`;
-      case "or":
-        return n.items.length === 0 ? "FALSE" : `(${n.items.map(walk).join(" OR ")})`;
-      case "exists":
-        return `(${column(n.column)} IS ${n.value ? "NOT NULL" : "NULL"})`;
-      case "cmp": {
-        const col = column(n.column);
-        if (n.op === "neq") return `(${col} IS NULL OR ${col} <> ${bind(n.value, n.column, false)})`;
-        return `(${col} ${COMPARE[n.op]} ${bind(n.value, n.column, n.op !== "eq")})`;
-      }
-      case "set": {
-        const col = column(n.column);
-        if (n.values.length === 0) return n.op === "in" ? "FALSE" : "TRUE";
-        const list = n.values.map((v) => bind(v, n.column, false)).join(", ");
-        return n.op === "in" ? `(${col} IN (${list}))` : `(${col} IS NULL OR ${col} NOT IN (${list}))`;
-      }
-    }
-  };
-  const sql = node ? walk(node) : "TRUE";
-  return sql.startsWith("(") ? sql : `(${sql})`;
+  return filterSql(node, {
+    column,
+    bind: (value, index, _values, range) => {
+      params.push(scalarText(value));
+      const type = columns[index]!.type;
+      // A range bound on an integer column may be fractional or past int64: compare as numeric
+      // (exact), and as bigint when it is a safe integer so the column's index still applies.
+      const cast = range && type === "integer" && !Number.isSafeInteger(value) ? "numeric" : PG_CAST[type];
+      return placeholder(params.length, cast);
+    },
+    true: "TRUE",
+    false: "FALSE",
+  });
 }

@@ -2,6 +2,6 @@
 // per collection generation, exact filtering, and a planner between exact and HNSW search.
 export { DEFAULT_INDEX_PARAMS, VectorStore, type VectorStoreOptions } from "./store.ts";
 export { FilterError, VectorStoreError, type FilterIssue, type VectorStoreErrorCode } from "./errors.ts";
-export { parseFilter, compileSql, compilePredicate } from "./filters/index.ts";
+export { parseFilter, compileSql, compilePredicate, filterSql, type SqlDialect } from "./filters/index.ts";
 export type * from "./types.ts";
 export { checkedMetadata } from "./rows.ts";

@@ -1,7 +1,8 @@
 // Random rows and filters (docs/vector-tables.md#filters) over SPEC's metadata columns, for the property tests that
 // check each filter compiler (SQLite, Postgres) against the in-memory predicate.
 import fc from "fast-check";
-import type { Metadata } from "../../../src/drivers/vector-store/types.ts";
+import { compilePredicate, parseFilter } from "../../../src/drivers/vector-store/index.ts";
+import type { Metadata, MetadataColumn } from "../../../src/drivers/vector-store/types.ts";
 
 export type ValuePools = {
   keyword: fc.Arbitrary<string>;
@@ -60,4 +61,29 @@ export function filterArbitraries(pools: ValuePools) {
   })).obj;
 
   return { row, filter };
+}
+
+/**
+ * The value pools of the SQL compilers' property tests (Postgres, the warehouse): floats at the
+ * edges, integers past 2^53 and fractional or huge bounds against the integer column, plus
+ * `keywords` — strings a dialect's quoting must survive.
+ */
+export function sqlEdgeArbitraries(keywords: string[]) {
+  const float = fc.constantFrom(-1.5, 0, 0.1, 1, 2, 2.5, 100, -0, 1e-300, 1.7976931348623157e308);
+  const integer = fc.integer({ min: -3, max: 3 });
+  const bigInteger = fc.constantFrom(Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER);
+  const bound = fc.oneof(float, integer, bigInteger, fc.constantFrom(2.0000000000000004, 1e21, -1e21, 0.5, -2.5));
+  return filterArbitraries({ keyword: fc.constantFrom(...keywords), float, integer: fc.oneof(integer, bigInteger), bound, floatOperand: fc.oneof(float, integer) });
+}
+
+/** The parsed filter and the indexes of the rows the in-memory predicate keeps; null when the filter is refused (e.g. nested deeper than 5). */
+export function expectedMatches(filter: unknown, cols: MetadataColumn[], rows: Metadata[]) {
+  let node;
+  try {
+    node = parseFilter(filter, cols);
+  } catch {
+    return null;
+  }
+  const pred = compilePredicate<Metadata>(node, (c) => (m) => m[cols[c]!.name] ?? null);
+  return { node, expected: rows.flatMap((m, i) => (pred(m) ? [i] : [])) };
 }

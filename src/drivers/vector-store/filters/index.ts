@@ -3,5 +3,5 @@
 export type { FilterNode, Scalar } from "./ast.ts";
 export { FILTER_MAX_CONDITIONS, FILTER_MAX_DEPTH, FILTER_MAX_LIST } from "./ast.ts";
 export { parseFilter } from "./parse.ts";
-export { compileSql, metadataColumnName, type SqlWhere } from "./sql.ts";
+export { compileSql, filterSql, metadataColumnName, type SqlDialect, type SqlWhere } from "./sql.ts";
 export { compilePredicate, type ColumnAccess, type Predicate } from "./predicate.ts";

@@ -17,39 +17,62 @@ export function metadataColumnName(index: number): string {
 
 const COMPARE_SQL = { eq: "=", gt: ">", gte: ">=", lt: "<", lte: "<=" } as const;
 
-/** `alias` qualifies the columns (e.g. "r" → `r.m_0`); the result is always parenthesised. */
-export function compileSql(node: FilterNode | null, columns: MetadataColumn[], alias = ""): SqlWhere {
-  const args: InValue[] = [];
-  const prefix = alias ? `${alias}.` : "";
-  // Integers and booleans go as BigInt: the libSQL client sends JS numbers as REAL.
-  const bind = (value: Scalar, column: number): string => {
-    const type = columns[column]?.type;
-    if (typeof value === "boolean") args.push(value ? 1n : 0n);
-    else if (typeof value === "number" && type === "integer" && Number.isSafeInteger(value)) args.push(BigInt(value));
-    else args.push(value);
-    return "?";
-  };
+/**
+ * How one SQL dialect spells a filter's columns and bound values; the null semantics above live
+ * here alone, for libSQL (compileSql), pgvector (platform/filters-pg.ts) and the warehouse
+ * (platform/warehouse-filters.ts). `values`: every value the column is compared with in this
+ * node (a dialect may cast the column for them); `range`: an ordering comparison (gt/gte/lt/lte).
+ */
+export interface SqlDialect {
+  column(index: number, values: Scalar[]): string;
+  bind(value: Scalar, index: number, values: Scalar[], range: boolean): string;
+  readonly true: string;
+  readonly false: string;
+}
+
+/** A filter (or none: every row) as a parenthesised SQL boolean expression. */
+export function filterSql(node: FilterNode | null, d: SqlDialect): string {
   const walk = (n: FilterNode): string => {
     switch (n.kind) {
       case "and":
-        return n.items.length === 0 ? "1" : `(${n.items.map(walk).join(" AND ")})`;
+        return n.items.length === 0 ? d.true : `(${n.items.map(walk).join(" AND ")})`;
       case "or":
-        return n.items.length === 0 ? "0" : `(${n.items.map(walk).join(" OR ")})`;
+        return n.items.length === 0 ? d.false : `(${n.items.map(walk).join(" OR ")})`;
       case "exists":
-        return `(${prefix}${metadataColumnName(n.column)} IS ${n.value ? "NOT NULL" : "NULL"})`;
+        return `(${d.column(n.column, [])} IS ${n.value ? "NOT NULL" : "NULL"})`;
       case "cmp": {
-        const col = prefix + metadataColumnName(n.column);
-        if (n.op === "neq") return `(${col} IS NULL OR ${col} <> ${bind(n.value, n.column)})`;
-        return `(${col} ${COMPARE_SQL[n.op]} ${bind(n.value, n.column)})`;
+        const col = d.column(n.column, [n.value]);
+        const value = d.bind(n.value, n.column, [n.value], n.op !== "eq" && n.op !== "neq");
+        return n.op === "neq" ? `(${col} IS NULL OR ${col} <> ${value})` : `(${col} ${COMPARE_SQL[n.op]} ${value})`;
       }
       case "set": {
-        const col = prefix + metadataColumnName(n.column);
-        if (n.values.length === 0) return n.op === "in" ? "0" : "1";
-        const list = n.values.map((v) => bind(v, n.column)).join(", ");
+        if (n.values.length === 0) return n.op === "in" ? d.false : d.true;
+        const col = d.column(n.column, n.values);
+        const list = n.values.map((v) => d.bind(v, n.column, n.values, false)).join(", ");
         return n.op === "in" ? `(${col} IN (${list}))` : `(${col} IS NULL OR ${col} NOT IN (${list}))`;
       }
     }
   };
-  const sql = node ? walk(node) : "1";
-  return { sql: sql.startsWith("(") ? sql : `(${sql})`, args };
+  const sql = node ? walk(node) : d.true;
+  return sql.startsWith("(") ? sql : `(${sql})`;
+}
+
+/** `alias` qualifies the columns (e.g. "r" → `r.m_0`); the result is always parenthesised. */
+export function compileSql(node: FilterNode | null, columns: MetadataColumn[], alias = ""): SqlWhere {
+  const args: InValue[] = [];
+  const prefix = alias ? `${alias}.` : "";
+  const sql = filterSql(node, {
+    column: (index) => prefix + metadataColumnName(index),
+    // Integers and booleans go as BigInt: the libSQL client sends JS numbers as REAL.
+    bind: (value, index) => {
+      const type = columns[index]?.type;
+      if (typeof value === "boolean") args.push(value ? 1n : 0n);
+      else if (typeof value === "number" && type === "integer" && Number.isSafeInteger(value)) args.push(BigInt(value));
+      else args.push(value);
+      return "?";
+    },
+    true: "1",
+    false: "0",
+  });
+  return { sql, args };
 }
