@@ -242,3 +242,12 @@ describe("local lexical model", () => {
     expect(dot(q, near)).toBeGreaterThan(dot(q, far) + 0.3);
   });
 });
+
+describe("the fake providers' vectors", () => {
+  test("two texts whose 32-bit FNV hashes collide still get different vectors (the fault harness met such a pair)", () => {
+    const a = fakeVector("text-embedding-3-small", "none", "crash row 35299 silent river", 32);
+    const b = fakeVector("text-embedding-3-small", "none", "crash row 12193 silent lantern", 32);
+    const cosine = a.reduce((sum, x, i) => sum + x * b[i]!, 0);
+    expect(cosine).toBeLessThan(0.9);
+  });
+});

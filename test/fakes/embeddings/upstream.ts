@@ -52,17 +52,32 @@ function fnv(s: string): number {
   return h >>> 0;
 }
 
+/** A second 32-bit hash, unrelated to FNV's (murmur-style mixing), for the fake's seed. */
+function mix(s: string): number {
+  let h = 0x9747b28c;
+  for (let i = 0; i < s.length; i++) {
+    h = Math.imul(h ^ s.charCodeAt(i), 0x5bd1e995);
+    h ^= h >>> 15;
+  }
+  return h >>> 0;
+}
+
 /**
  * The fake's embedding: a unit vector drawn from a PRNG (mulberry32) seeded by model, kind and
- * text. A reduced size is a prefix of the full one, renormalised, as Matryoshka models do.
+ * text. A reduced size is a prefix of the full one, renormalised, as Matryoshka models do. The
+ * seed is two unrelated 32-bit hashes: with FNV's alone two of a fault world's ~35k texts
+ * ("crash row 35299 silent river", "crash row 12193 silent lantern") got one vector, and the
+ * harness saw a row outranked by its twin at score 1.0 (a collision per ~2^32 pairs; now ~2^64).
  */
 export function fakeVector(model: string, kind: string, text: string, dims: number): number[] {
-  let seed = fnv(`${model}\u0000${kind}\u0000${text}`);
+  const key = `${model}\u0000${kind}\u0000${text}`;
+  let seed = fnv(key);
+  const other = mix(key);
   const out = new Array<number>(dims);
   let norm = 0;
   for (let i = 0; i < dims; i++) {
     seed = (seed + 0x6d2b79f5) >>> 0;
-    let t = seed;
+    let t = (seed ^ Math.imul(other, i + 1)) >>> 0;
     t = Math.imul(t ^ (t >>> 15), t | 1);
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     const v = ((t ^ (t >>> 14)) >>> 0) / 4294967296 - 0.5;
