@@ -36,17 +36,25 @@ export async function buildCompacted(host: CompactionHost, pause: () => Promise<
   const gone = () => host.closed || host.status !== "ready" || host.hnsw !== serving;
   let todo = host.mirror.liveRids();
   for (;;) {
-    for (let i = 0; i < todo.length; ) {
-      if (gone()) return null;
-      const step = Array.from(todo.subarray(i, (i += steps.size))).filter((rid) => host.mirror.isLive(rid));
-      steps.run(step.length, () => addCurrentVersions(next, host.mirror, step));
-      await pause();
-    }
-    if (gone()) return null;
+    if (!(await addInSteps(next, host.mirror, todo, steps, pause, gone)) || gone()) return null;
     todo = Uint32Array.from(missingRows(next, host.mirror));
     if (todo.length <= FINAL_ROWS) break;
   }
   addCurrentVersions(next, host.mirror, Array.from(todo));
   next.dead = next.size - host.mirror.liveCount;
   return next;
+}
+
+/**
+ * Adds the current versions of the live rows among `rids` to `index`, a time-sized step at a
+ * time with `pause` between steps (a compaction's build, a rebuild). False if `stop` said so.
+ */
+export async function addInSteps(index: HnswIndex, mirror: Mirror, rids: Uint32Array, steps: Steps, pause: () => Promise<void>, stop: () => boolean): Promise<boolean> {
+  for (let i = 0; i < rids.length; ) {
+    if (stop()) return false;
+    const step = Array.from(rids.subarray(i, (i += steps.size))).filter((rid) => mirror.isLive(rid));
+    steps.run(step.length, () => addCurrentVersions(index, mirror, step));
+    await pause();
+  }
+  return true;
 }

@@ -6,7 +6,7 @@
 // a compaction builds beside the serving index (compaction.ts).
 import type { Client } from "@libsql/client";
 import { calibratable, calibrate, isStale } from "./calibration.ts";
-import { buildCompacted } from "./compaction.ts";
+import { addInSteps, buildCompacted } from "./compaction.ts";
 import { removeCheckpointFiles, writeCheckpoint } from "./checkpoint.ts";
 import { addCurrentVersions, HnswIndex } from "./hnsw.ts";
 import { Mutex } from "./lock.ts";
@@ -124,18 +124,10 @@ export class Generation implements GenerationRef {
   private async rebuild(client: Client): Promise<void> {
     const started = performance.now();
     const rids = this.mirror.liveRids();
-    const pause = this.pace.pauser();
-    // Short steps (pace.ts), and while writes go on (a compaction under a change stream) rests between them.
-    const steps = new Steps(16, REBUILD_STEP_ROWS);
-    for (let i = 0; i < rids.length && !this.closed; ) {
-      const size = steps.size;
-      // Writes during the rebuild go to this same index; `add` skips versions already placed.
-      const step = Array.from(rids.subarray(i, i + size)).filter((rid) => this.mirror.isLive(rid));
-      steps.run(step.length, () => addCurrentVersions(this.hnsw, this.mirror, step));
-      i += size;
-      await pause();
-    }
-    if (this.closed) return;
+    // Short steps (pace.ts), resting while writes go on. Writes during the rebuild go to this same
+    // index; `add` skips versions already placed.
+    const done = await addInSteps(this.hnsw, this.mirror, rids, new Steps(16, REBUILD_STEP_ROWS), this.pace.pauser(), () => this.closed);
+    if (!done || this.closed) return;
     this.status = "ready";
     this.log("vector_store.index_rebuilt", { collection: this.collection, generation: this.generation, rows: this.hnsw.size, ms: Math.round(performance.now() - started) });
     this.indexReplaced(client);

@@ -11,7 +11,6 @@ import { Steps } from "./pace.ts";
 import { checkStrays } from "./strays.ts";
 import type { CollectionStatus } from "./types.ts";
 
-
 type Owner = { readonly hnsw: HnswIndex; readonly mirror: Mirror; readonly status: CollectionStatus; readonly closed: boolean };
 
 export class LaterIndexer {

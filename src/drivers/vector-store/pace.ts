@@ -14,7 +14,7 @@
 const BUSY_WRITES_MS = 1_000;
 const BUSY_SHARE = 0.25;
 /** Target length of one background step. */
-export const SLICE_MS = 5;
+const SLICE_MS = 5;
 
 export class Pacer {
   private lastWriteAt = 0;
@@ -28,11 +28,11 @@ export class Pacer {
   }
 
   /** A pause for between steps: a turn for the others, and while writes go on a rest as well. */
-  pauser(share = BUSY_SHARE): () => Promise<void> {
+  pauser(): () => Promise<void> {
     let resumed = performance.now();
     return async () => {
       const worked = performance.now() - resumed;
-      const rest = this.writing ? (worked * (1 - share)) / share : 0;
+      const rest = this.writing ? (worked * (1 - BUSY_SHARE)) / BUSY_SHARE : 0;
       await new Promise((resolve) => (rest > 0 ? setTimeout(resolve, rest) : setImmediate(resolve)));
       resumed = performance.now();
     };

@@ -7,8 +7,8 @@
 // every quiet spell in the writes. Searches score the strays exactly beside the graph's
 // candidates (search.ts withStrays), so once a sweep has run every live row is findable.
 import type { HnswIndex } from "./hnsw.ts";
-import { Steps } from "./pace.ts";
 import type { Mirror } from "./mirror.ts";
+import { Steps } from "./pace.ts";
 import type { CollectionStatus } from "./types.ts";
 
 /** The depth of each check. A sweep's steps are sized by time (pace.ts Steps). */
