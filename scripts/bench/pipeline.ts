@@ -1,11 +1,12 @@
-// `bun run bench pipeline [--rows N] [--reconcile-rows N] [--only cdc|reconcile] [--cdc-secs S] [--cdc-rates R,R,…] [--sweep-secs S] [--cdc-rows N] [--trace P]`: the whole job end to end on the real service process, over
+// `bun run bench pipeline [--rows N] [--reconcile-rows N] [--only batch|cdc|reconcile] [--cdc-secs S] [--cdc-rates R,R,…] [--sweep-secs S] [--cdc-rows N] [--trace P]`: the whole job end to end on the real service process, over
 // its REST API, against a throwaway Postgres database of N rows (default 1,000,000) and the fake
 // emb_a provider (test/fakes/embeddings/server.ts) with no latency and no rate limit, asked for
 // text-embedding-3-small reduced to 256 dimensions. The fake rather than `local`: the fake is what
 // "zero-latency provider" means — the real HTTP driver path (batching, requests in flight, JSON
 // decoding) with no model cost, so the figures are the pipeline's own, and it counts every call.
 //   1. backfill of a batch table: rows/s until synced, the service's peak RSS, and the ratio to
-//      the source's own `COPY (SELECT …) TO STDOUT` of the same columns measured in this run;
+//      the source's own `COPY (SELECT …) TO STDOUT` of the same columns measured in this run, and
+//      to raw usearch's build of the stored vectors; query latency while it runs (lib/pipeline-backfill.ts);
 //   2. incremental batch sync: 1 % of rows' text updated while the table is paused, then resume
 //      and time the one pass that follows; the fake must have received exactly the changed rows;
 //   3. cdc: a second table with sync_mode cdc under 500 changes/s for --cdc-secs (default 60):
@@ -25,6 +26,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startFakeEmbeddings, type FakeEmbeddings } from "../../test/fakes/embeddings/server.ts";
 import { progress, table } from "./lib/measure.ts";
+import { rawBuild, startProber } from "./lib/pipeline-backfill.ts";
 import { cdcRows, cdcRowsNeeded, runCdcPhase } from "./lib/pipeline-cdc-phase.ts";
 import { reconcileNote, reconcileRows, runReconcilePhase } from "./lib/pipeline-reconcile.ts";
 import { Api, mb, passTimes, procStatusKb, RssSampler, signUp, startService, waitIdle, type Service } from "./lib/pipeline-service.ts";
@@ -34,9 +36,9 @@ const arg = (name: string) => {
   const i = process.argv.indexOf(name);
   return i > 0 ? process.argv[i + 1] : undefined;
 };
-/** `--only cdc` or `--only reconcile`: that phase alone (the others and their source table skipped). */
+/** `--only batch|cdc|reconcile`: that phase alone (the others and their source table skipped). */
 const ONLY = arg("--only");
-const ROWS = ONLY ? 0 : Number(arg("--rows") ?? 1_000_000);
+const ROWS = ONLY && ONLY !== "batch" ? 0 : Number(arg("--rows") ?? 1_000_000);
 /** 100,000 rows by default, extrapolated to 1M: a second 1M-row backfill through the fake takes 10+ minutes on 2 cores. */
 const RECONCILE = { rows: ONLY && ONLY !== "reconcile" ? 0 : Number(arg("--reconcile-rows") ?? 100_000), intervalSec: 30, passes: 2, budgetMs: 8 * 60_000 };
 const CDC = {
@@ -197,7 +199,9 @@ try {
     rss.resetPhase();
     const before = { ...fake.counters };
     await api.call("POST", `/v1/vector-tables/${batch.id}/backfill`);
+    const prober = startProber(api, batch.id);
     const filled = await waitSynced(api, batch.id, Date.now() + remaining() - 5 * 60_000, rss, service.pid, "backfill");
+    const during = await prober.stop();
     // Paused at once so no sync pass starts before the incremental measurement (step 2).
     if (filled.view.sync_status === "synced") await api.call("POST", `/v1/vector-tables/${batch.id}/sync/pause`);
     const backfillRows = filled.view.sync_status === "synced" ? ROWS : filled.view.synced_rows;
@@ -210,6 +214,23 @@ try {
       ["  service peak RSS", `${mb(rss.phasePeakKb)} (sampled VmRSS); VmHWM ${mb(procStatusKb(service.pid, "VmHWM"))}`, `idle ${mb(idleKb)}`, `+${mb(rss.phasePeakKb - idleKb)}`],
     );
     progress(`backfill: ${filled.view.sync_status} after ${(filled.ms / 1000).toFixed(1)} s: ${num(backfillRate)} rows/s, peak RSS ${mb(rss.phasePeakKb)}`);
+    // The same prober on the filled, idle table: what a query costs without a backfill beside it.
+    await waitIdle(service.pid, 1000, 120_000);
+    const quiet = startProber(api, batch.id);
+    await Bun.sleep(10_000);
+    const idle = await quiet.stop();
+    const ms = (n: number) => `${n.toFixed(1)} ms`;
+    rowsOut.push([
+      "  queries during backfill",
+      `p50 ${ms(during.p50)}, p99 ${ms(during.p99)}, max ${ms(during.max)} (${num(during.count)} answered, ${during.errors} refused before rows)`,
+      `idle table p50 ${ms(idle.p50)}, p99 ${ms(idle.p99)}`,
+      `p99 ×${(during.p99 / idle.p99).toFixed(1)}`,
+    ]);
+    if (filled.view.sync_status === "synced") {
+      progress("raw usearch build of the stored vectors (same parameters, same run)");
+      const raw = rawBuild(service.dataDir, batch.id, "bench-batch", DIMS);
+      rowsOut.push(["  raw usearch build", `${num(raw.rate)} rows/s (${num(raw.rows)} rows, ${(raw.ms / 1000).toFixed(1)} s)`, `backfill ${num(backfillRate)} rows/s`, `backfill at ${((backfillRate / raw.rate) * 100).toFixed(0)} % of it`]);
+    }
 
     // 2. Incremental batch sync of 1 % changed rows: one pass after resume.
     if (filled.view.sync_status === "synced" && remaining() > 4 * 60_000) {

@@ -1,5 +1,6 @@
 import { createClient, type Client } from "@libsql/client";
 import { drizzle, type LibSQLDatabase } from "drizzle-orm/libsql";
+import { fastReads } from "./fast-reads.ts";
 import { BUSY_TIMEOUT_MS, gateWrites } from "./write-gate.ts";
 
 // No schema is handed to drizzle: queries name their tables (each domain's tables.ts), and the
@@ -8,14 +9,23 @@ import { BUSY_TIMEOUT_MS, gateWrites } from "./write-gate.ts";
 export type Db = LibSQLDatabase;
 export type Database = { client: Client; db: Db; isLocal: boolean; close(): void };
 
+/** The file of a `file:` URL (`file:/abs`, `file:///abs`, `file:rel`), or null for memory or URL options. */
+function localPath(url: string): string | null {
+  const rest = url.slice("file:".length);
+  if (rest.includes("?") || rest.includes(":memory:")) return null;
+  return rest.startsWith("//") ? rest.slice(2) : rest;
+}
+
 /**
  * Opens the libSQL database. A `file:` URL gets WAL and the write gate (its busy timeout, docs/running.md#data-directory); any other URL
- * (`libsql://`, `http(s)://`) is a libSQL server, so nothing here may assume a local file.
+ * (`libsql://`, `http(s)://`) is a libSQL server, so nothing here may assume a local file. A local
+ * file's plain reads take the statement cache of fast-reads.ts.
  */
 export async function openDatabase(url: string, authToken?: string): Promise<Database> {
   const isLocal = url.startsWith("file:");
   const raw = createClient({ url, authToken, intMode: "number", timeout: BUSY_TIMEOUT_MS });
-  const client = isLocal ? gateWrites(raw) : raw;
+  const file = isLocal ? localPath(url) : null;
+  const client = isLocal ? (file ? fastReads(gateWrites(raw), file, BUSY_TIMEOUT_MS) : gateWrites(raw)) : raw;
   if (isLocal) {
     // journal_mode is stored in the file; synchronous is per connection and FULL is SQLite's
     // default in WAL mode, which the self-check verifies.

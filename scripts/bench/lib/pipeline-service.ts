@@ -8,9 +8,9 @@ import { startProcess, type RunningProcess } from "../../../test/harness.ts";
 
 export type Service = RunningProcess & { pid: number };
 
-/** `logTo`: the service's log (stderr) goes to that file. */
-export async function startService(env: Record<string, string>, dataDir: string, logTo?: string): Promise<Service> {
-  const running = await startProcess({ env, dataDir, timeoutMs: 60_000, stderrTo: logTo });
+/** `logTo`: the service's log (stderr) goes to that file; `cmd`: another command than `bun src/main.ts` (a profiler's). */
+export async function startService(env: Record<string, string>, dataDir: string, logTo?: string, cmd?: string[]): Promise<Service> {
+  const running = await startProcess({ env, dataDir, timeoutMs: 60_000, stderrTo: logTo, cmd });
   return Object.assign(running, { pid: running.proc.pid });
 }
 

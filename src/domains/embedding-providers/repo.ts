@@ -1,19 +1,22 @@
-import { and, asc, count, eq } from "drizzle-orm";
+import { and, asc, count, eq, type Placeholder, sql } from "drizzle-orm";
 import type { Executor } from "../../db/executor.ts";
+import { preparedOn } from "../../db/prepared.ts";
 import { afterPosition, type PageRequest } from "../../shared/pagination.ts";
 import { embeddingProviders } from "./tables.ts";
 
 export type ProviderRow = typeof embeddingProviders.$inferSelect;
 export type ProviderPatch = Partial<Pick<ProviderRow, "name" | "apiKeySealed" | "defaultModel" | "baseUrl">> & { updatedAt: string };
 
-const scoped = (orgId: string, id: string) => and(eq(embeddingProviders.orgId, orgId), eq(embeddingProviders.id, id));
+const scoped = (orgId: string | Placeholder, id: string | Placeholder) => and(eq(embeddingProviders.orgId, orgId), eq(embeddingProviders.id, id));
 
 export async function insertProvider(db: Executor, row: ProviderRow): Promise<void> {
   await db.insert(embeddingProviders).values(row);
 }
 
+/** Every query embeds through its table's provider: prepared once (db/prepared.ts). */
 export async function findProvider(db: Executor, orgId: string, id: string): Promise<ProviderRow | undefined> {
-  const [row] = await db.select().from(embeddingProviders).where(scoped(orgId, id));
+  const statement = preparedOn(db, "findProvider", (d) => d.select().from(embeddingProviders).where(scoped(sql.placeholder("orgId"), sql.placeholder("id"))).prepare());
+  const [row] = await statement.all({ orgId, id });
   return row;
 }
 

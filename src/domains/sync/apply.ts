@@ -24,7 +24,7 @@ export type ApplyTarget = {
   reference: number;
   /** Vectors the organization may still add (docs/vector-tables.md#vector-budget); null when the write only replaces rows. */
   budget: { remaining: number } | null;
-  /** The change stream's writes: searchable at once, graph insertion in the background (vector-store later.ts). */
+  /** Searchable at once, graph insertion in background steps that hold back a writer ahead of them (vector-store later.ts): the change stream and fills. */
   indexLater?: boolean;
 };
 

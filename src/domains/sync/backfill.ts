@@ -69,7 +69,9 @@ async function backfill(services: Services, ctx: Ctx, table: VectorTableRow, sta
     const total = await job.source.count(table.sourceTable);
     await recordCounts(services.database.db, table.id, await fillCounts(services, job.store, table, total), services.clock.now().toISOString());
     const { live } = await job.store.generations();
-    const target = { generation: live, reference: live, budget: { remaining: await vectorAllowance(services, table.orgId) } };
+    // indexLater: the graph insertion runs in short background steps that set the fill's pace
+    // (vector-store later.ts), so searches of the table keep answering while it fills.
+    const target = { generation: live, reference: live, budget: { remaining: await vectorAllowance(services, table.orgId) }, indexLater: true };
     const outcome = await fill(job, {
       target,
       progress,
@@ -122,7 +124,7 @@ async function rebackfill(services: Services, ctx: Ctx, table: VectorTableRow, s
     const generation = progress.generation!;
     const { store } = job;
     await prepareFeed(services, job, false);
-    const target = { generation, reference: (await store.generations()).live, budget: null };
+    const target = { generation, reference: (await store.generations()).live, budget: null, indexLater: true };
     const outcome = await fill(job, { target, progress, signal: ctx.signal, checkpoint: (p) => ctx.checkpoint(p) });
     if (outcome.kind !== "done") {
       await dropQuietly(store, generation);

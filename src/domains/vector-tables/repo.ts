@@ -1,8 +1,9 @@
 // The named queries of the `vector_tables` table, whose one owner is this domain: creation,
 // reads (the API's, scoped to an organization, and the engine's, by id or by kind of table) and
 // deletion. Changes of state and the engine's bookkeeping are in state.ts.
-import { and, asc, count, eq, inArray, isNull } from "drizzle-orm";
+import { and, asc, count, eq, inArray, isNull, type Placeholder, sql } from "drizzle-orm";
 import type { Executor } from "../../db/executor.ts";
+import { preparedOn } from "../../db/prepared.ts";
 import { tasks } from "../../scheduler/tables.ts";
 import { afterPosition, type PageRequest } from "../../shared/pagination.ts";
 import { FILL_TASK_TYPES } from "../tasks/kinds.ts";
@@ -10,21 +11,24 @@ import { vectorTables, type SyncStatus, type VectorTableRow } from "./tables.ts"
 
 export type { VectorTableRow };
 
-const scoped = (orgId: string, id: string) => and(eq(vectorTables.orgId, orgId), eq(vectorTables.id, id));
+const scoped = (orgId: string | Placeholder, id: string | Placeholder) => and(eq(vectorTables.orgId, orgId), eq(vectorTables.id, id));
 
 /** A new row; columns with a database default (e.g. `served_config_version`) may be left out. */
 export async function insertVectorTable(db: Executor, row: typeof vectorTables.$inferInsert): Promise<void> {
   await db.insert(vectorTables).values(row);
 }
 
+/** Every query of a table reads it: prepared once (db/prepared.ts). */
 export async function findVectorTable(db: Executor, orgId: string, id: string): Promise<VectorTableRow | undefined> {
-  const [row] = await db.select().from(vectorTables).where(scoped(orgId, id));
+  const statement = preparedOn(db, "findVectorTable", (d) => d.select().from(vectorTables).where(scoped(sql.placeholder("orgId"), sql.placeholder("id"))).prepare());
+  const [row] = await statement.all({ orgId, id });
   return row;
 }
 
 /** The engine's read: it acts on ids its tasks and ticks hold, whatever the organization. */
 export async function findVectorTableById(db: Executor, id: string): Promise<VectorTableRow | undefined> {
-  const [row] = await db.select().from(vectorTables).where(eq(vectorTables.id, id));
+  const statement = preparedOn(db, "findVectorTableById", (d) => d.select().from(vectorTables).where(eq(vectorTables.id, sql.placeholder("id"))).prepare());
+  const [row] = await statement.all({ id });
   return row;
 }
 

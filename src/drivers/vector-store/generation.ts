@@ -202,6 +202,11 @@ export class Generation implements GenerationRef {
    * After a committed upsert batch at `seq`: mirror first, then one batched index add — or, with
    * `indexLater`, the add in background steps, the rows scored exactly meanwhile (later.ts).
    */
+  /** Before an `indexLater` write: waits while too many rows wait for the graph (later.ts BACKLOG). */
+  indexCaughtUp(): Promise<void> {
+    return this.later.settle();
+  }
+
   applyUpsert(rows: UpsertRow[], rids: Map<string, number>, typed: MetadataValue[][], seq: number, indexLater = false): void {
     const order = [...new Set(rows.map((row) => rids.get(row.pk)).filter((rid) => rid !== undefined))];
     this.pace.noteWrite();

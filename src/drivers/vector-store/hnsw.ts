@@ -31,6 +31,14 @@ export const SCALAR_BYTES: Record<ScalarKindName, number> = { f32: 4, f16: 2, i8
 
 const VERSION_SPAN = 2 ** 32;
 
+/**
+ * Fewer rows than this go through usearch on one thread: its threads are started per call, and
+ * for a background step of a few rows starting them cost more than they saved (a batched search
+ * of 8 vectors ran at a quarter of the one-thread rate).
+ */
+const THREADED_ROWS = 64;
+const threadsFor = (rows: number, threads: number) => (rows < THREADED_ROWS ? 1 : threads);
+
 /** The index key of a row version. vec_seq wraps at 2³² (four billion write batches); rids are u32 (mirror). */
 export function keyOf(rid: number, version: number): bigint {
   return BigInt(version % VERSION_SPAN) * 4294967296n + BigInt(rid);
@@ -80,12 +88,12 @@ export class HnswIndex {
     if (rids.length === 0) return;
     const keys = BigUint64Array.from(Array.from(rids, (r, i) => keyOf(r, versions[i]!)));
     const present = this.presence(keys);
-    if (!present.some(Boolean)) return this.index.add(keys, vectors, this.params.threads);
+    if (!present.some(Boolean)) return this.index.add(keys, vectors, threadsFor(keys.length, this.params.threads));
     const keep = present.flatMap((p, i) => (p ? [] : [i]));
     if (keep.length === 0) return;
     const fresh = new Float32Array(keep.length * this.dims);
     keep.forEach((from, to) => fresh.set(vectors.subarray(from * this.dims, (from + 1) * this.dims), to * this.dims));
-    this.index.add(BigUint64Array.from(keep, (i) => keys[i]!), fresh, this.params.threads);
+    this.index.add(BigUint64Array.from(keep, (i) => keys[i]!), fresh, threadsFor(keep.length, this.params.threads));
   }
 
   /** For each (rid, version): is that key in the index? */
@@ -123,6 +131,37 @@ export class HnswIndex {
       distances.push(d);
     }
     return { rids, distances: Float32Array.from(distances), exhausted: real < asked || asked >= this.size };
+  }
+
+  /**
+   * For each row (`rids[i]` at `versions[i]`, its vector at row i of `vectors`): does a search by
+   * its own vector find it among the first `k` current results? One batched native search on the
+   * index's threads: the write checks of a page cost one call, not one per row (issue 16).
+   */
+  findsSelves(rids: ArrayLike<number>, versions: ArrayLike<number>, vectors: Float32Array, k: number, isCurrent: IsCurrent): boolean[] {
+    const n = rids.length;
+    if (n === 0) return [];
+    const asked = Math.max(1, Math.min(Math.ceil((k * this.size) / Math.max(1, this.liveSize)), this.size || 1));
+    const found = this.index.search(vectors, asked, threadsFor(n, this.params.threads));
+    const { keys, distances } = found;
+    const out: boolean[] = [];
+    for (let q = 0; q < n; q++) {
+      const own = keyOf(rids[q]!, versions[q]!);
+      let current = 0;
+      let hit = false;
+      for (let j = q * asked; j < (q + 1) * asked && current < k; j++) {
+        const d = distances[j]!;
+        if (!Number.isFinite(d) || d >= 3.0e38) break;
+        const key = keys[j]!;
+        if (key === own) {
+          hit = true;
+          break;
+        }
+        if (isCurrent(Number(key % 4294967296n), Number(key / 4294967296n))) current++;
+      }
+      out.push(hit);
+    }
+    return out;
   }
 
   save(path: string): void {

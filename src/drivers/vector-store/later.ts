@@ -5,6 +5,11 @@
 // at 256 dimensions, measured by `bun run bench pipeline`), and the event loop serves searches
 // and the next write between steps. A row waiting here at a checkpoint is simply missing from the
 // saved index: start-up adds every live row the index lacks (restart.ts coverLiveRows).
+//
+// Backfills write this way too (issue 16): a page's graph insertion used to hold the event loop
+// for the whole page (hundreds of ms at 768 dimensions), so every search waited behind it. A
+// writer with more than BACKLOG rows waiting is held back (`settle`) before its write, so the
+// index sets a fast writer's pace and searches never score more than about BACKLOG strays.
 import { addCurrentVersions, type HnswIndex } from "./hnsw.ts";
 import type { Mirror } from "./mirror.ts";
 import { Steps } from "./pace.ts";
@@ -13,8 +18,12 @@ import type { CollectionStatus } from "./types.ts";
 
 type Owner = { readonly hnsw: HnswIndex; readonly mirror: Mirror; readonly status: CollectionStatus; readonly closed: boolean };
 
+/** Rows that may wait for the graph before the next `indexLater` write waits for them. */
+export const BACKLOG = 1024;
+
 export class LaterIndexer {
   private readonly waiting = new Set<number>();
+  private settled: { max: number; resolve: () => void }[] = [];
   private running: Promise<void> | null = null;
   /** Steps sized by time (pace.ts): ~1 ms a row for the add and its check at 256 dimensions. */
   private readonly steps = new Steps(4, 256);
@@ -27,7 +36,24 @@ export class LaterIndexer {
       this.waiting.add(rid);
       this.owner.hnsw.strays.add(rid);
     }
-    this.running ??= this.drain().finally(() => (this.running = null));
+    this.running ??= this.drain().finally(() => {
+      this.running = null;
+      this.wakeSettled();
+    });
+  }
+
+  /** Resolves once at most `max` rows wait (at once if so already, or if nothing drains them). */
+  settle(max = BACKLOG): Promise<void> {
+    if (this.waiting.size <= max || !this.running) return Promise.resolve();
+    return new Promise((resolve) => this.settled.push({ max, resolve }));
+  }
+
+  private wakeSettled(): void {
+    if (this.settled.length === 0) return;
+    const size = this.waiting.size;
+    const done = this.settled.filter((w) => size <= w.max || !this.running);
+    this.settled = this.settled.filter((w) => !done.includes(w));
+    for (const w of done) w.resolve();
   }
 
   /** Resolves once every row noted so far is in the graph (or gone). */
@@ -53,6 +79,7 @@ export class LaterIndexer {
         addCurrentVersions(hnsw, mirror, step);
         if (status === "ready") checkStrays(hnsw, mirror, step);
       });
+      this.wakeSettled();
     }
   }
 }

@@ -103,6 +103,7 @@ export class VectorStore {
     if (rows.length === 0) return;
     const statements = upsertStatements(gen, rows); // validates before any write
     const typed = rows.map((r) => typedMetadata(gen.spec, r.metadata));
+    if (target?.indexLater) await gen.indexCaughtUp();
     await gen.lock.run(async () => {
       const { seq, results } = await runWrite(this.client, statements);
       const ridRows = results[results.length - 2]!.rows;

@@ -7,7 +7,7 @@
 // every quiet spell in the writes. Searches score the strays exactly beside the graph's
 // candidates (search.ts withStrays), so once a sweep has run every live row is findable.
 import type { HnswIndex } from "./hnsw.ts";
-import type { Mirror } from "./mirror.ts";
+import { GATHER_ROWS, type Mirror } from "./mirror.ts";
 import { Steps } from "./pace.ts";
 import type { CollectionStatus } from "./types.ts";
 
@@ -33,12 +33,16 @@ const SWEEP_COST_FACTOR = 20;
 const SWEEP_BUSY_SHARE = 0.1;
 
 /** Notes which of these live rows a search by their own vector misses (~0.1-0.3 ms a row). */
-export function checkStrays(hnsw: HnswIndex, mirror: Mirror, rids: number[]): void {
+export function checkStrays(hnsw: HnswIndex, mirror: Mirror, rids: ArrayLike<number>): void {
   const isCurrent = (rid: number, version: number) => mirror.isCurrent(rid, version);
-  for (const rid of rids) {
-    const found = hnsw.search(mirror.vectorOf(rid), STRAY_CHECK_K, isCurrent);
-    if (found.rids.includes(rid)) hnsw.strays.delete(rid);
-    else hnsw.strays.add(rid);
+  const sorted = Float64Array.from(rids).sort(); // one gather per slab run (mirror.ts)
+  for (let i = 0; i < sorted.length; ) {
+    const vectors = mirror.gather(sorted, i, GATHER_ROWS).slice(); // own buffer: usearch ignores view offsets
+    const n = vectors.length / mirror.dims;
+    const step = sorted.subarray(i, i + n);
+    const found = hnsw.findsSelves(step, Array.from(step, (rid) => mirror.versionOf(rid)), vectors, STRAY_CHECK_K, isCurrent);
+    step.forEach((rid, j) => (found[j] ? hnsw.strays.delete(rid) : hnsw.strays.add(rid)));
+    i += n;
   }
 }
 
