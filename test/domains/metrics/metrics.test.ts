@@ -159,4 +159,18 @@ describe("access log", () => {
     expect(requests.length).toBeGreaterThan(10);
     expect(requests.filter((l) => typeof l.duration_ms !== "number")).toEqual([]);
   });
+
+  test("duration_ms and the histograms measure the whole request: a provider answering after 80 ms shows in all three", async () => {
+    const before = (await w.scrape()).samples;
+    w.fake.set({ latencyMs: 80 });
+    const res = await query("title 11").finally(() => w.fake.set({ latencyMs: 0 }));
+    expect(res.status).toBe(200);
+    const line = await lineFor(res.headers.get("x-request-id")!);
+    // 75, not 80: a timer may fire a millisecond early; a duration measured from the wrong start is far below.
+    expect(line.duration_ms as number).toBeGreaterThanOrEqual(75);
+    const route = { method: "POST", route: "/v1/vector-tables/:vector_table_id/query", status: "200" };
+    const after = await scrapeWhen((s) => delta(before, s, "vecsync_http_request_duration_seconds_count", route) === 1);
+    expect(delta(before, after, "vecsync_http_request_duration_seconds_sum", route)).toBeGreaterThanOrEqual(0.075);
+    expect(delta(before, after, "vecsync_query_duration_seconds_sum")).toBeGreaterThanOrEqual(0.075);
+  });
 });
