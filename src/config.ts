@@ -34,6 +34,8 @@ export type Config = {
   denyHosts: string[];
   allowHosts: string[];
   logLevel: typeof LogLevel.infer;
+  /** Bearer token `GET /metrics` asks for (VECSYNC_METRICS_TOKEN); null = no credential (docs/operability.md#metrics). */
+  metricsToken: string | null;
 };
 
 export class ConfigError extends Error {}
@@ -115,6 +117,7 @@ export function loadConfig(flags: Record<string, string>, env: Env): Omit<Config
     denyHosts: list(env.VECSYNC_DENY_HOSTS),
     allowHosts: list(env.VECSYNC_ALLOW_HOSTS),
     logLevel: optional<typeof LogLevel.infer>(env, "VECSYNC_LOG_LEVEL", LogLevel, "one of fatal, error, warn, info, debug, trace, silent") ?? "info",
+    metricsToken: optional<string>(env, "VECSYNC_METRICS_TOKEN", Text, "a non-empty token"),
   };
 }
 

@@ -13,6 +13,7 @@ import type { Logger } from "./shared/log.ts";
 import type { Authenticator } from "./shared/actor.ts";
 import type { Mailer } from "./mail/mailer.ts";
 import type { SecretBox } from "./shared/secrets.ts";
+import type { Metrics } from "./shared/metrics.ts";
 
 /** The typed bag of drivers and services handed to routes, procedures and tasks. */
 export type Services = {
@@ -35,6 +36,8 @@ export type Services = {
   dependents: Dependents;
   /** The sync engine as the vector-tables API calls it (vector-tables does not import sync). */
   engine: TableEngine;
+  /** This service's Prometheus registry and what records into it (docs/operability.md#metrics). */
+  metrics: Metrics;
 };
 
 /**

@@ -12,6 +12,7 @@ import { createTaskSystem } from "./scheduler/scheduler.ts";
 import type { Dependents, Services } from "./services.ts";
 import { systemClock, type Clock } from "./shared/clock.ts";
 import type { Logger } from "./shared/log.ts";
+import { createMetrics } from "./shared/metrics.ts";
 import { secretBox } from "./shared/secrets.ts";
 import { createAuthenticator } from "./domains/auth/authenticator.ts";
 import { cleanupExpiredAuth } from "./domains/auth/cleanup.ts";
@@ -24,7 +25,9 @@ import { forgetOrganizationEmptyRows } from "./domains/sync/empty-rows.ts";
 import { dropFailedGenerations, dropOrphanGenerations, fillFailed } from "./domains/sync/generations.ts";
 import { consumersTick, intervalPattern, syncTick, tableEngine } from "./domains/sync/lifecycle.ts";
 import { BACKFILL, ORG_DELETION, REBACKFILL } from "./domains/tasks/kinds.ts";
+import { countTasksByTypeAndStatus } from "./domains/tasks/repo.ts";
 import { countVectorTablesBy, deleteOrganizationVectorTables, organizationVectorTables } from "./domains/vector-tables/repo.ts";
+import { tableReadings } from "./domains/vector-tables/metrics.ts";
 import { dropStorageOf } from "./domains/vector-tables/service.ts";
 import { vectorTables } from "./domains/vector-tables/tables.ts";
 
@@ -43,7 +46,9 @@ export function buildServices(config: Config, database: Database, vectors: Vecto
   // missing here refuses platform storage with a clear error).
   const platform = platformStores({ config, secrets }, { db_relational: openPgvector, db_warehouse: openWarehousePlatform });
   const none: Dependents = { environment: [], connection: [], embeddingProvider: [], organization: [] };
-  const services: Services = { config, logger, clock, database, scheduler, tasks, authenticator, mailer, vectors, platform, secrets, dependents: none, engine: tableEngine(() => services) };
+  // One registry per service, never the process-wide default: a test process runs several services.
+  const metrics = createMetrics({ vectorTables: () => tableReadings({ database, clock }), tasks: () => countTasksByTypeAndStatus(database.db) });
+  const services: Services = { config, logger, clock, database, scheduler, tasks, authenticator, mailer, vectors, platform, secrets, dependents: none, engine: tableEngine(() => services), metrics };
   // The rules close over the finished bag, so they are filled in once it exists.
   services.dependents = dependents(services);
   registerTasks(services);

@@ -2,6 +2,7 @@ import { Elysia } from "elysia";
 import { AppError, errorBody, knownFailure, rootMessage } from "../shared/errors.ts";
 import { parse } from "../shared/validate.ts";
 import type { Services } from "../services.ts";
+import { UNMATCHED_ROUTE } from "../shared/metrics.ts";
 import { resolveActor } from "./auth.ts";
 import { readJsonBody } from "./body.ts";
 import { requestIdFor } from "./request-id.ts";
@@ -54,9 +55,13 @@ export function buildApp(services: Services, routes: AnyRoute[], mounts: { prefi
     if (!id) ids.set(request, (id = requestIdFor(request.headers)));
     return id;
   };
+  // When each request arrived (performance.now(), monotonic): the access log's duration_ms and
+  // the HTTP histogram measure from the first hook to the response being sent.
+  const arrivals = new WeakMap<Request, number>();
 
   const app = new Elysia()
     .onRequest(({ request }) => {
+      arrivals.set(request, performance.now());
       idOf(request);
     })
     .onError(({ code, error, request, set }) => {
@@ -68,9 +73,12 @@ export function buildApp(services: Services, routes: AnyRoute[], mounts: { prefi
       set.status = response.status; // for the access log
       return response;
     })
-    .onAfterResponse(({ request, responseValue, set }) => {
-      const status = responseValue instanceof Response ? responseValue.status : set.status;
-      services.logger.info({ request_id: idOf(request), method: request.method, path: new URL(request.url).pathname, status }, "request");
+    .onAfterResponse(({ request, responseValue, set, route }) => {
+      const status = Number(responseValue instanceof Response ? responseValue.status : set.status);
+      const durationMs = performance.now() - (arrivals.get(request) ?? performance.now());
+      services.logger.info({ request_id: idOf(request), method: request.method, path: new URL(request.url).pathname, status, duration_ms: Math.round(durationMs * 100) / 100 }, "request");
+      // Elysia's `route` is the matched template (`/v1/vector-tables/:vector_table_id`, `/trpc/*`); none for a 404.
+      services.metrics.http(request.method, route || UNMATCHED_ROUTE, status, durationMs / 1000);
     });
 
   for (const route of routes) {

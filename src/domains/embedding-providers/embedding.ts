@@ -22,7 +22,7 @@ export async function providerForEmbedding(services: Services, orgId: string, pr
       throw new AppError("provider_error", `The stored API key of embedding provider ${row.id} cannot be decrypted (was the master key changed?); set it again with PUT /v1/embedding-providers/${row.id}`);
     }
   }
-  return createEmbeddingProvider({ provider: row.provider, apiKey, baseUrl: row.baseUrl, config: services.config, tuning: opts.tuning });
+  return createEmbeddingProvider({ provider: row.provider, apiKey, baseUrl: row.baseUrl, config: services.config, tuning: opts.tuning, observer: services.metrics.embeddings });
 }
 
 /**

@@ -89,10 +89,13 @@ export async function queryVectorTable(services: Services, actor: KeyActor, id: 
   if (!hasStorage(row)) {
     throw new AppError("vector_table_not_ready", "Platform-mode storage on this connection's provider is not available in this version, so this vector table holds no vectors to query");
   }
+  const startedMs = performance.now();
   try {
     const store = await tableStore(services, row);
     await requireServable(store, row);
-    const { hits, model } = await searchPinned(services, row, store, input);
+    const { hits, model, path } = await searchPinned(services, row, store, input);
+    // Answered queries only: a refused or failed one shows in the HTTP histogram by its status.
+    services.metrics.query(store.mode === "platform" ? `platform-${path}` : path, (performance.now() - startedMs) / 1000);
     const results = hits.map(present);
     return { results, query: input.query, model, total_results: results.length };
   } catch (err) {
@@ -109,7 +112,7 @@ export async function queryVectorTable(services: Services, actor: KeyActor, id: 
  * cannot hold one across the embedding call, so a search that finds it swapped is embedded again
  * for the new one.
  */
-async function searchPinned(services: Services, row: VectorTableRow, store: TableStore, input: QueryRequest): Promise<{ hits: SearchHit[]; model: string }> {
+async function searchPinned(services: Services, row: VectorTableRow, store: TableStore, input: QueryRequest): Promise<{ hits: SearchHit[]; model: string; path: string }> {
   for (let attempt = 1; ; attempt++) {
     const pinned = await store.pin();
     try {
@@ -120,11 +123,11 @@ async function searchPinned(services: Services, row: VectorTableRow, store: Tabl
         // with the pinned generation's model in the statement that searches it; no provider call.
         if (!pinned.searchText) throw new DriverError(`the platform table ${store.name} has no built-in models to embed the query with`, { retryable: false });
         const found = await pinned.searchText({ ...request, text: input.query });
-        return { hits: found.hits, model: pinned.spec.model ?? row.servingModel ?? row.embeddingModel };
+        return { hits: found.hits, model: pinned.spec.model ?? row.servingModel ?? row.embeddingModel, path: found.path };
       }
       const embedded = await embedQuery(services, row, pinned.spec, input.query);
       const found = await pinned.search({ ...request, vector: embedded.vector });
-      return { hits: found.hits, model: embedded.model };
+      return { hits: found.hits, model: embedded.model, path: found.path };
     } catch (err) {
       const moved = store.mode === "platform" && err instanceof VectorStoreError && err.code === "generation_not_found";
       if (!moved || attempt >= PIN_ATTEMPTS) throw err;

@@ -36,7 +36,7 @@ export async function runFillTask(services: Services, ctx: Ctx, kind: FillTaskTy
   try {
     for (;;) {
       const outcome = rebuild ? await rebackfill(services, ctx, table, progress) : await backfill(services, ctx, table, progress);
-      if (outcome.kind === "done") return;
+      if (outcome.kind === "done") return services.metrics.syncPass(table.id, rebuild ? "rebackfill" : "backfill", "ok");
       table = await findVectorTableById(services.database.db, table.id);
       if (!table) return;
       rebuild = true;
@@ -44,6 +44,7 @@ export async function runFillTask(services: Services, ctx: Ctx, kind: FillTaskTy
     }
   } catch (err) {
     if (interruptedBy(ctx.signal) === "shutdown" || !table) throw err;
+    services.metrics.syncPass(table.id, rebuild ? "rebackfill" : "backfill", "error");
     // The table stays as it is while the task retries (docs/vector-tables.md#states); when the runner fails the task
     // for good, the task type's failed hook moves it to `error` in that same transaction.
     await noteError(services.database.db, table.id, err instanceof Error ? err.message : String(err), services.clock.now().toISOString());

@@ -135,6 +135,7 @@ async function passOn(services: Services, table: VectorTableRow): Promise<PassRe
     state.failures.delete(table.id);
     const finishedAt = services.clock.now().toISOString();
     await recordPass(services.database.db, table.id, { counts: await passCounts(services, job.store, table, result.rows), startedAt, finishedAt }, finishedAt);
+    services.metrics.syncPass(table.id, table.syncMode === "cdc" ? "reconcile" : "batch", "ok");
     const { embedded, metadata, deleted } = result.counts;
     if (embedded + metadata + deleted > 0) {
       const what = table.syncMode === "cdc" ? "cdc reconciliation repaired rows the change stream missed" : "batch sync applied changes";
@@ -146,6 +147,7 @@ async function passOn(services: Services, table: VectorTableRow): Promise<PassRe
     state.failures.set(table.id, failures);
     const message = err instanceof Error ? err.message : String(err);
     services.logger.warn({ vector_table_id: table.id, err, failures }, "sync pass failed");
+    services.metrics.syncPass(table.id, table.syncMode === "cdc" ? "reconcile" : "batch", "error");
     const at = services.clock.now().toISOString();
     // What is stored, and the changed rows found but not applied (the backlog a failing provider leaves).
     const counts = await tableStore(services, table)

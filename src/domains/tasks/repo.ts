@@ -1,4 +1,4 @@
-import { and, desc, eq, gte, inArray, or, type SQL } from "drizzle-orm";
+import { and, count, desc, eq, gte, inArray, or, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
 import { tasks } from "../../scheduler/tables.ts";
 import type { TaskRow } from "../../scheduler/types.ts";
@@ -19,4 +19,9 @@ export async function listActiveAndRecent(db: Db, orgId: string, finishedSince: 
 export async function findTask(db: Db, orgId: string, id: string): Promise<TaskRow | undefined> {
   const [row] = await db.select().from(tasks).where(and(eq(tasks.id, id), eq(tasks.orgId, orgId)));
   return row;
+}
+
+/** Every task of the service counted by type and status (the `vecsync_tasks` gauge, docs/operability.md#metrics). */
+export async function countTasksByTypeAndStatus(db: Db): Promise<{ task_type: string; status: string; count: number }[]> {
+  return db.select({ task_type: tasks.taskType, status: tasks.status, count: count() }).from(tasks).groupBy(tasks.taskType, tasks.status);
 }

@@ -9,7 +9,7 @@ import { governorFor, type RateGovernor } from "./governor.ts";
 import { send, type UpstreamRequest } from "./http.ts";
 import { count, emptyStats, type EmbeddingStats } from "./stats.ts";
 import { fitInputs, tokenCounterFor } from "./tokenizer.ts";
-import type { EmbedKind, EmbeddingProvider, EmbedOptions, HostedTuning } from "./types.ts";
+import type { EmbedKind, EmbeddingObserver, EmbeddingProvider, EmbedOptions, HostedTuning } from "./types.ts";
 
 export type WireBatch = { spec: ModelSpec; texts: string[]; dimensions: number; kind: EmbedKind };
 
@@ -25,7 +25,7 @@ export interface WireFormat {
   parse(json: unknown): WireAnswer;
 }
 
-export type HostedOptions = { apiKey: string; baseUrl: string; tuning: HostedTuning };
+export type HostedOptions = { apiKey: string; baseUrl: string; tuning: HostedTuning; observer?: EmbeddingObserver };
 
 export class HostedProvider implements EmbeddingProvider {
   readonly stats: EmbeddingStats = emptyStats();
@@ -101,8 +101,10 @@ export class HostedProvider implements EmbeddingProvider {
   }
 
   private async sendBatch(batch: WireBatch, tokens: number, signal: AbortSignal): Promise<Float32Array[]> {
-    const { apiKey, baseUrl, tuning } = this.opts;
-    const label = `${this.provider} ${batch.spec.model}`;
+    const { apiKey, baseUrl, tuning, observer } = this.opts;
+    const { provider } = this;
+    const model = batch.spec.model;
+    const label = `${provider} ${model}`;
     // Reading the answer is part of the attempt: an unusable one is asked for again (http.ts).
     const { vectors, billed } = await send(
       this.wire.request(baseUrl, apiKey, batch),
@@ -115,8 +117,10 @@ export class HostedProvider implements EmbeddingProvider {
         timeoutMs: tuning.timeoutMs,
         retry: tuning.retry,
         signal,
-        onAttempt: ({ status, retry }) =>
-          count(this.provider, this.stats, { requests: 1, retries: retry ? 1 : 0, rateLimited: status === 429 ? 1 : 0 }),
+        onAttempt: ({ ok, status, retry }) => {
+          count(provider, this.stats, { requests: 1, retries: retry ? 1 : 0, rateLimited: status === 429 ? 1 : 0 });
+          observer?.request({ provider, model, ok, status });
+        },
       },
       (answer) => {
         this.learnLimits(answer.headers);
@@ -130,7 +134,8 @@ export class HostedProvider implements EmbeddingProvider {
       },
     );
     this.governor.settle(tokens, billed);
-    count(this.provider, this.stats, { inputs: vectors.length, tokens: billed });
+    count(provider, this.stats, { inputs: vectors.length, tokens: billed });
+    observer?.tokens({ provider, model, tokens: billed });
     return vectors;
   }
 }

@@ -112,7 +112,8 @@ export type SendContext = {
   timeoutMs: number;
   retry: RetryPolicy;
   signal?: AbortSignal;
-  onAttempt: (outcome: { status: number | null; retry: boolean }) => void;
+  /** After each attempt: `ok` when it answered usable vectors, `status` its HTTP status (null: none). */
+  onAttempt: (outcome: { ok: boolean; status: number | null; retry: boolean }) => void;
 };
 
 /**
@@ -128,14 +129,14 @@ export async function send<T>(req: UpstreamRequest, ctx: SendContext, read: (ans
     await ctx.governor.acquire(ctx.tokens, ctx.priority, ctx.signal);
     try {
       const value = readAnswer(await attempt(req, ctx.timeoutMs, ctx.signal), read);
-      ctx.onAttempt({ status: 200, retry: false });
+      ctx.onAttempt({ ok: true, status: 200, retry: false });
       return value;
     } catch (err) {
       if (!(err instanceof AttemptError)) throw err; // aborted by the caller
       if (err.badAnswer) badAnswers++;
       else badAnswers = 0;
       const last = n + 1 >= ctx.retry.maxAttempts || badAnswers >= BAD_ANSWER_ATTEMPTS;
-      ctx.onAttempt({ status: err.status, retry: err.retryable && !last });
+      ctx.onAttempt({ ok: false, status: err.status, retry: err.retryable && !last });
       // A refused request did not count upstream (or we cannot know); give the tokens back. A
       // bad answer was probably billed: keep them spent.
       if (!err.badAnswer) ctx.governor.settle(ctx.tokens, 0);

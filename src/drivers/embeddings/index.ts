@@ -6,9 +6,9 @@ import { EMB_B_DEFAULT_BASE, embBWire } from "./emb-b.ts";
 import { EMB_C_DEFAULT_BASE, embCWire } from "./emb-c.ts";
 import { HostedProvider, type WireFormat } from "./hosted.ts";
 import { LocalLexicalProvider } from "./local.ts";
-import type { EmbeddingProvider, HostedTuning, RateLimits } from "./types.ts";
+import type { EmbeddingObserver, EmbeddingProvider, HostedTuning, RateLimits } from "./types.ts";
 
-export type { EmbeddingProvider, EmbedOptions, EmbedKind, HostedTuning, RateLimits } from "./types.ts";
+export type { EmbeddingObserver, EmbeddingProvider, EmbedOptions, EmbedKind, HostedTuning, RateLimits } from "./types.ts";
 export { MODELS, findModel, modelsOf, validateModelChoice, type ModelRow, type ModelSpec, type ProviderName } from "./catalog.ts";
 export { embeddingTotals, type EmbeddingStats } from "./stats.ts";
 
@@ -38,12 +38,14 @@ export type ProviderSettings = {
   baseUrl?: string | null;
   config?: EmbeddingUrls;
   tuning?: Partial<HostedTuning>;
+  /** The service's metrics; absent for drivers built outside a service (benchmarks, driver tests). */
+  observer?: EmbeddingObserver;
 };
 
 export function createEmbeddingProvider(settings: ProviderSettings): EmbeddingProvider {
-  if (settings.provider === "local") return new LocalLexicalProvider();
+  if (settings.provider === "local") return new LocalLexicalProvider(settings.observer);
   const known = WIRES[settings.provider];
   const baseUrl = settings.baseUrl ?? settings.config?.embUrls[settings.provider] ?? known.base;
   const tuning: HostedTuning = { ...DEFAULT_TUNING, rateLimits: known.limits, ...settings.tuning };
-  return new HostedProvider(known.wire, { apiKey: settings.apiKey ?? "", baseUrl, tuning });
+  return new HostedProvider(known.wire, { apiKey: settings.apiKey ?? "", baseUrl, tuning, observer: settings.observer });
 }

@@ -14,7 +14,7 @@ import { DriverError } from "../../shared/errors.ts";
 import { findModel, validateModelChoice } from "./catalog.ts";
 import { count, emptyStats, type EmbeddingStats } from "./stats.ts";
 import { estimateTokens, truncateToTokens } from "./tokens.ts";
-import type { EmbeddingProvider, EmbedOptions } from "./types.ts";
+import type { EmbeddingObserver, EmbeddingProvider, EmbedOptions } from "./types.ts";
 
 const KIND_WORD = 0;
 const KIND_BIGRAM = 1;
@@ -87,6 +87,8 @@ export class LocalLexicalProvider implements EmbeddingProvider {
   readonly provider = "local" as const;
   readonly stats: EmbeddingStats = emptyStats();
 
+  constructor(private readonly observer?: EmbeddingObserver) {}
+
   async embed(texts: string[], opts: EmbedOptions): Promise<Float32Array[]> {
     const problems = validateModelChoice("local", opts.model, opts.dimensions);
     if (problems.length > 0) throw new DriverError(`local: ${problems.map((p) => p.message).join("; ")}`, { retryable: false });
@@ -105,6 +107,11 @@ export class LocalLexicalProvider implements EmbeddingProvider {
       out.push(lexicalVector(text, opts.dimensions));
     }
     count("local", this.stats, { inputs: texts.length, tokens });
+    // No network: one embed call is reported as one request, so dashboards read every provider alike.
+    if (texts.length > 0) {
+      this.observer?.request({ provider: "local", model: spec.model, ok: true, status: null });
+      this.observer?.tokens({ provider: "local", model: spec.model, tokens });
+    }
     return out;
   }
 }

@@ -14,6 +14,16 @@ export type EmbedOptions = {
   signal?: AbortSignal;
 };
 
+/**
+ * Told of every upstream request and of the tokens each successful one billed (the service's
+ * metrics, src/shared/metrics.ts). `model` is the catalog's name, never a text or a key.
+ */
+export interface EmbeddingObserver {
+  /** One request, each retry its own; `status` its HTTP status, null when none came back. */
+  request(e: { provider: ProviderName; model: string; ok: boolean; status: number | null }): void;
+  tokens(e: { provider: ProviderName; model: string; tokens: number }): void;
+}
+
 export interface EmbeddingProvider {
   readonly provider: ProviderName;
   /** One vector per text, in the order of `texts`. Throws DriverError on failure. */
