@@ -31,7 +31,8 @@ export function progressBar(done: number, total: number, width = BAR_WIDTH): str
   const ratio = Math.min(1, Math.max(0, done / total));
   const filled = Math.round(ratio * width);
   const percent = `${Math.floor(ratio * 100)}%`.padStart(4);
-  return `[${"#".repeat(filled)}${"-".repeat(width - filled)}] ${percent} ${count(done)}/${count(total)} rows`;
+  // The done count padded to the total's width: the bar's line keeps its length from one redraw to the next.
+  return `[${"#".repeat(filled)}${"-".repeat(width - filled)}] ${percent} ${count(done).padStart(count(total).length)}/${count(total)} rows`;
 }
 
 /** A line cut to the terminal's width, so that redrawing by moving the cursor up stays exact. */
