@@ -4,6 +4,7 @@ import { type } from "arktype";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { join, resolve } from "node:path";
+import { ArgsError, parseFlags as parseCommandLine } from "./shared/args.ts";
 
 const Port = type("string.integer.parse").to("0 <= number.integer <= 65535");
 const PositiveInt = type("string.integer.parse").to("number.integer > 0");
@@ -42,20 +43,13 @@ export class ConfigError extends Error {}
 
 type Env = Record<string, string | undefined>;
 
-/** Parses `--name value` and `--name=value` flags; unknown flags are an error. */
+/** Parses `--name value` and `--name=value` flags (node:util parseArgs, strict); unknown flags are an error. */
 export function parseFlags(args: string[], known: readonly string[]): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!;
-    if (!arg.startsWith("--")) throw new ConfigError(`unexpected argument "${arg}"`);
-    const eq = arg.indexOf("=");
-    const name = eq === -1 ? arg.slice(2) : arg.slice(2, eq);
-    if (!known.includes(name)) throw new ConfigError(`unknown flag --${name}`);
-    const value = eq === -1 ? args[++i] : arg.slice(eq + 1);
-    if (value === undefined) throw new ConfigError(`--${name} needs a value`);
-    out[name] = value;
+  try {
+    return parseCommandLine(args, { strings: known }).strings;
+  } catch (err) {
+    throw err instanceof ArgsError ? new ConfigError(err.message) : err;
   }
-  return out;
 }
 
 export const SERVE_FLAGS = ["port", "host", "data-dir"] as const;

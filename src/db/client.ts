@@ -41,3 +41,13 @@ export async function openDatabase(url: string, authToken?: string): Promise<Dat
   const db = drizzle(client);
   return { client, db, isLocal, close: () => client.close() };
 }
+
+/**
+ * The file behind a `file:` database URL (`file:/abs`, `file:rel`, `file:///abs`), or null for a
+ * libSQL server. Backup, restore and the start-up key check read the file itself.
+ */
+export function localDatabasePath(url: string): string | null {
+  if (!url.startsWith("file:")) return null;
+  const rest = url.slice("file:".length).split("?")[0]!;
+  return rest.startsWith("//") ? decodeURIComponent(new URL(url).pathname) : rest;
+}

@@ -1,5 +1,6 @@
 // The demo's settings. They are not service settings (config.ts holds those): the caller hands
 // in its environment and arguments, and this is the one place that reads them.
+import { ArgsError, parseFlags } from "../shared/args.ts";
 import { modelsOf, PROVIDERS, type ProviderName } from "../drivers/embeddings/catalog.ts";
 
 export const DEFAULT_DEMO_PG_URL = "postgres://postgres@127.0.0.1:5432/postgres";
@@ -37,11 +38,16 @@ function providerOf(env: Record<string, string | undefined>): DemoProvider {
 }
 
 export function demoOptions(args: string[], env: Record<string, string | undefined>): DemoOptions {
-  const unknown = args.filter((a) => a !== "--keep");
-  if (unknown.length) throw new DemoUsageError(`unknown argument "${unknown[0]}" (the demo takes only --keep)`);
+  let keep: boolean;
+  try {
+    keep = parseFlags(args, { booleans: ["keep"] }).booleans.has("keep");
+  } catch (err) {
+    if (err instanceof ArgsError) throw new DemoUsageError(`${err.message} (the demo takes only --keep)`);
+    throw err;
+  }
   const serviceEnv: Record<string, string> = { VECSYNC_LOG_LEVEL: "error", VECSYNC_SYNC_INTERVAL: DEMO_SYNC_INTERVAL_SEC };
   for (const name of PASSED_ON) if (env[name]) serviceEnv[name] = env[name]!;
-  return { keep: args.includes("--keep"), pgUrl: env.VECSYNC_DEMO_PG_URL?.trim() || DEFAULT_DEMO_PG_URL, provider: providerOf(env), serviceEnv };
+  return { keep, pgUrl: env.VECSYNC_DEMO_PG_URL?.trim() || DEFAULT_DEMO_PG_URL, provider: providerOf(env), serviceEnv };
 }
 
 export const DEMO_HELP = `usage: vecsync demo [--keep]

@@ -119,4 +119,19 @@ describe("happy", () => {
     expect(await proc.stop("SIGTERM")).toBe(0);
     expect(performance.now() - started).toBeLessThan(10_000);
   });
+  test("the CLI commands run from the binary: backup of its own database while it serves, status against it", async () => {
+    await using proc = await startProcess({ cmd: [binary], cwd: appDir, env: { HOME: freshHome(), NODE_PATH: "", XDG_CACHE_HOME: "" } });
+    const run = async (args: string[]) => {
+      const p = Bun.spawn([binary, ...args], { cwd: appDir, env: cleanEnv({ HOME: freshHome() }), stdout: "pipe", stderr: "pipe" });
+      const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+      return { stdout, stderr, code };
+    };
+    const file = join(work.path, "binary-backup.db");
+    const backup = await run(["backup", "--to", file, "--data-dir", proc.dataDir]);
+    expect(backup.code, backup.stderr).toBe(0);
+    expect(backup.stdout).toContain(`backup written: ${file}`);
+    const status = await run(["status", "--url", proc.url, "--api-key", "vsk_" + "a".repeat(40)]);
+    expect(status.code).toBe(1);
+    expect(status.stderr).toMatch(/^vecsync: unauthorized: .+\n$/);
+  });
 });

@@ -2,7 +2,8 @@
 import { describe, expect, test, setDefaultTimeout } from "bun:test";
 import { statSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { BUN, ROOT, startProcess, tempDir } from "../harness.ts";
+import { BUN, eventually, ROOT, startProcess, tempDir } from "../harness.ts";
+import { VERSION } from "../../src/version.ts";
 import { json } from "../helpers/http.ts";
 
 // Starts processes or databases: slower than bun's 5 s default on a loaded 2-core machine.
@@ -26,6 +27,14 @@ describe("happy", () => {
     const started = Date.now();
     expect(await svc.stop("SIGTERM")).toBe(0);
     expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  test("the second stdout line says what runs: version, data dir, API reference", async () => {
+    await using svc = await startProcess();
+    await eventually(() => svc.stdout().split("\n").length > 2);
+    const [listening, banner] = svc.stdout().split("\n");
+    const url = listening!.slice("vecsync listening on ".length);
+    expect(banner).toBe(`vecsync ${VERSION} · data dir ${svc.dataDir} · API reference ${url}/docs · Ctrl-C stops it`);
   });
 
   test("SIGINT also shuts down cleanly", async () => {
