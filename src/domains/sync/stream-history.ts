@@ -9,8 +9,12 @@ import { addApplied, finishPass, startPass, zeroTotals, type PassTotals } from "
 
 const MINUTE_MS = 60_000;
 
-/** One minute's activity: what was applied, and the last failure to apply, if any. */
-type Minute = { minute: number; totals: PassTotals; failures: number; lastError: string | null };
+/**
+ * One minute's activity: when its first batch was recorded (the entry's `started_at`, so entries
+ * sort among the table's other passes by when their work began), what was applied, and the last
+ * failure to apply, if any.
+ */
+type Minute = { minute: number; startedAt: string; totals: PassTotals; failures: number; lastError: string | null };
 
 export class StreamHistory {
   #current: Minute | null = null;
@@ -30,9 +34,10 @@ export class StreamHistory {
 
   /** This minute's tally; a minute that is over waits in `#due` for the next flush. */
   #minute(): Minute {
-    const now = this.#minuteNow();
+    const at = this.services.clock.now();
+    const now = Math.floor(at.getTime() / MINUTE_MS);
     if (this.#current && this.#current.minute !== now) this.#due.push(this.#current), (this.#current = null);
-    return (this.#current ??= { minute: now, totals: zeroTotals(), failures: 0, lastError: null });
+    return (this.#current ??= { minute: now, startedAt: at.toISOString(), totals: zeroTotals(), failures: 0, lastError: null });
   }
 
   /** A batch applied (its keys read, or a whole hash pass), and the tokens it cost. */
@@ -71,7 +76,7 @@ export class StreamHistory {
   async #write(minutes: Minute[]): Promise<void> {
     for (const m of minutes) {
       try {
-        const pass = await startPass(this.services, this.table, "cdc", { startedAt: new Date(m.minute * MINUTE_MS).toISOString() });
+        const pass = await startPass(this.services, this.table, "cdc", { startedAt: m.startedAt });
         pass.totals = m.totals;
         await finishPass(this.services, pass, m.failures > 0 ? { ok: false, error: m.lastError } : { ok: true });
       } catch (err) {
