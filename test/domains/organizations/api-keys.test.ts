@@ -12,7 +12,7 @@ beforeAll(async () => {
 });
 afterAll(() => app[Symbol.asyncDispose]());
 
-const mint = (orgId: string, headers: { authorization: string }, body: unknown = { name: "recovered" }) =>
+const mint = (orgId: string, headers: Record<string, string>, body: unknown = { name: "recovered" }) =>
   app.request("POST", `/v1/organizations/${orgId}/api-keys`, { headers, body });
 
 describe("happy", () => {
