@@ -1,6 +1,6 @@
 // Named queries over the sync history (`sync_passes`, tables.ts); no rules. The rules (what a
 // pass records, when it ends, how many are kept) are history.ts's.
-import { and, desc, eq, inArray, lte, or, lt } from "drizzle-orm";
+import { and, desc, eq, inArray, lt, lte, or } from "drizzle-orm";
 import type { Executor } from "../../db/executor.ts";
 import { beforePosition, type PageRequest } from "../../shared/pagination.ts";
 import { syncPasses, type PassKind, type SyncPassRow } from "./tables.ts";
@@ -54,11 +54,6 @@ export function pagePasses(db: Executor, tableId: string, page: PageRequest): Pr
     .where(and(eq(syncPasses.vectorTableId, tableId), beforePosition(syncPasses.startedAt, syncPasses.id, page.after)))
     .orderBy(...newestFirst)
     .limit(page.limit + 1);
-}
-
-export async function findPass(db: Executor, id: string): Promise<SyncPassRow | undefined> {
-  const [row] = await db.select().from(syncPasses).where(eq(syncPasses.id, id));
-  return row;
 }
 
 /** In the transaction that deletes the vector table. */
