@@ -10,6 +10,7 @@ import { embeddingProvidersRouter } from "../src/domains/embedding-providers/rpc
 import { connectionsRouter } from "../src/domains/connections/rpc.ts";
 import { tasksRouter } from "../src/domains/tasks/rpc.ts";
 import { vectorTablesRouter } from "../src/domains/vector-tables/rpc.ts";
+import { syncRouter } from "../src/domains/sync/rpc.ts";
 import { queryRouter } from "../src/domains/query/rpc.ts";
 import { createRpcContext } from "./context.ts";
 import { publicProcedure, router } from "./init.ts";
@@ -24,6 +25,7 @@ export const appRouter = router({
   connections: connectionsRouter,
   tasks: tasksRouter,
   vectorTables: vectorTablesRouter,
+  sync: syncRouter,
   query: queryRouter,
 });
 

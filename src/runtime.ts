@@ -5,6 +5,7 @@ import { migrate } from "./db/migrate.ts";
 import { listen } from "./server.ts";
 import { openVectorStore, type Services } from "./services.ts";
 import { buildServices } from "./wiring.ts";
+import { flushSyncHistory } from "./domains/sync/lifecycle.ts";
 import { isStorageFull, rootMessage } from "./shared/errors.ts";
 import type { Logger } from "./shared/log.ts";
 
@@ -34,6 +35,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       async stop() {
         await server.stop();
         await services.scheduler.stop(); // running tasks checkpoint and hand their work back
+        await flushSyncHistory(services); // the change streams' current minute, while the database is open
         await services.platform.close(); // the platform stores' pools in the customers' databases
         await vectors.close(); // checkpoints the indexes
         database.close();

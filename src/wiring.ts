@@ -22,6 +22,7 @@ import { countProvidersInEnvironment, deleteOrganizationProviders } from "./doma
 import { deleteOrganizationData } from "./domains/organizations/deletion.ts";
 import { runFillTask } from "./domains/sync/backfill.ts";
 import { forgetOrganizationEmptyRows } from "./domains/sync/empty-rows.ts";
+import { forgetOrganizationPasses } from "./domains/sync/repo.ts";
 import { dropFailedGenerations, dropOrphanGenerations, fillFailed } from "./domains/sync/generations.ts";
 import { consumersTick, intervalPattern, syncTick, tableEngine } from "./domains/sync/lifecycle.ts";
 import { BACKFILL, ORG_DELETION, REBACKFILL } from "./domains/tasks/kinds.ts";
@@ -128,9 +129,10 @@ export function dependents(services: Services): Dependents {
             else await dropStorageOf(services, row).catch((err) => services.logger.warn({ err, vector_table_id: row.id }, "organization deletion: could not drop a platform table"));
           }
         },
-        // The sync engine's records of the tables (rows known to render empty) go with them.
+        // The sync engine's records of the tables (rows known to render empty, sync history) go with them.
         async records(tx, orgId) {
           await forgetOrganizationEmptyRows(tx, orgId);
+          await forgetOrganizationPasses(tx, orgId);
           await deleteOrganizationVectorTables(tx, orgId);
         },
       },

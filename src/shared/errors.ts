@@ -18,6 +18,7 @@ export type ErrorCode =
   | "not_paused"
   | "organization_deleting"
   | "vector_table_not_ready"
+  | "sync_running"
   | "invitation_expired"
   | "payload_too_large"
   | "rate_limited"
@@ -48,6 +49,7 @@ export function httpStatus(code: ErrorCode): number {
     case "not_paused":
     case "organization_deleting":
     case "vector_table_not_ready":
+    case "sync_running":
       return 409;
     case "invitation_expired":
       return 410;

@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { type, type Type } from "arktype";
-import { and, eq, gt, or, type Column, type SQL } from "drizzle-orm";
+import { and, eq, gt, lt, or, type Column, type SQL } from "drizzle-orm";
 import { AppError } from "./errors.ts";
 
 // Cursor pagination (docs/api.md#pagination): `limit` 1-100 (default 20), `cursor` opaque and issued by us,
@@ -66,6 +66,12 @@ export function pageRequest(masterKey: Buffer, scope: string, query: PageQuery):
 export function afterPosition(createdAt: Column, id: Column, after: Position | null): SQL | undefined {
   if (!after) return undefined;
   return or(gt(createdAt, after.createdAt), and(eq(createdAt, after.createdAt), gt(id, after.id)));
+}
+
+/** The same, in descending order: "strictly before this row", for lists shown newest first (sync history). */
+export function beforePosition(key: Column, id: Column, before: Position | null): SQL | undefined {
+  if (!before) return undefined;
+  return or(lt(key, before.createdAt), and(eq(key, before.createdAt), lt(id, before.id)));
 }
 
 /**

@@ -27,6 +27,12 @@ const CASES: CrossOrgCase[] = [
     as: "owner-jwt",
     call: (v, i) => ({ method: "DELETE", path: `/v1/organizations/${i.id}/members/${v.member.user.userId}` }),
   },
+  {
+    route: "POST /v1/organizations/:org_id/api-keys",
+    name: "mint oneself a key in the other org",
+    as: "owner-jwt",
+    call: (v) => ({ method: "POST", path: `/v1/organizations/${v.id}/api-keys`, body: { name: "intruder" } }),
+  },
   { route: "POST /v1/organizations/:org_id/leave", name: "leave the other org", as: "owner-jwt", call: (v) => ({ method: "POST", path: `/v1/organizations/${v.id}/leave` }) },
   {
     route: "POST /v1/organizations/:org_id/transfer-ownership",
@@ -98,6 +104,8 @@ const CASES: CrossOrgCase[] = [
   { route: "GET /v1/vector-tables/:vector_table_id/schema", name: "read the other org's source schema", as: "owner-key", call: (v) => ({ method: "GET", path: `/v1/vector-tables/${v.vectorTableId}/schema` }) },
   { route: "POST /v1/vector-tables/:vector_table_id/backfill", name: "backfill the other org's vector table", as: "owner-key", call: (v) => ({ method: "POST", path: `/v1/vector-tables/${v.vectorTableId}/backfill` }) },
   { route: "GET /v1/vector-tables/:vector_table_id/sync/status", name: "read the other org's sync status", as: "owner-key", call: (v) => ({ method: "GET", path: `/v1/vector-tables/${v.vectorTableId}/sync/status` }) },
+  { route: "GET /v1/vector-tables/:vector_table_id/sync/history", name: "read the other org's sync history", as: "owner-key", call: (v) => ({ method: "GET", path: `/v1/vector-tables/${v.vectorTableId}/sync/history` }) },
+  { route: "POST /v1/vector-tables/:vector_table_id/sync", name: "start a pass of the other org's table", as: "owner-key", call: (v) => ({ method: "POST", path: `/v1/vector-tables/${v.vectorTableId}/sync` }) },
   { route: "POST /v1/vector-tables/:vector_table_id/sync/pause", name: "pause the other org's sync", as: "owner-key", call: (v) => ({ method: "POST", path: `/v1/vector-tables/${v.vectorTableId}/sync/pause` }) },
   { route: "POST /v1/vector-tables/:vector_table_id/sync/resume", name: "resume the other org's sync", as: "owner-key", call: (v) => ({ method: "POST", path: `/v1/vector-tables/${v.vectorTableId}/sync/resume` }) },
   {
@@ -159,6 +167,8 @@ async function snapshot(t: Tenant) {
     task: await get(`/v1/tasks/${t.taskId}`, t.owner.key),
     vectorTables: await get("/v1/vector-tables?limit=100", t.owner.key),
     syncStatus: await get(`/v1/vector-tables/${t.vectorTableId}/sync/status`, t.owner.key),
+    syncHistory: await get(`/v1/vector-tables/${t.vectorTableId}/sync/history`, t.owner.key),
+    organizations: await get("/v1/organizations", t.owner.jwt),
     tasks: await get("/v1/tasks", t.owner.key),
   };
 }
@@ -186,6 +196,16 @@ describe("authz", () => {
     }
     expect(failures).toEqual([]);
     expect({ a: await snapshot(world.a), b: await snapshot(world.b) }).toEqual(before);
+  });
+
+  test("the list of one's organizations never shows the other organization", async () => {
+    for (const [self, other] of [[world.a, world.b], [world.b, world.a]] as const) {
+      for (const who of [self.owner, self.admin, self.member]) {
+        const ids = (await json(await app.request("GET", "/v1/organizations", { headers: who.jwt }))).data.map((o: { id: string }) => o.id);
+        expect(ids).toEqual([self.id]);
+        expect(ids).not.toContain(other.id);
+      }
+    }
   });
 
   test("tRPC procedures are scoped the same way", async () => {
@@ -222,6 +242,9 @@ describe("authz", () => {
       await rpc("vectorTables.backfill", { vector_table_id: a.vectorTableId }, b.owner.key, "mutation"),
       await rpc("vectorTables.pause", { vector_table_id: a.vectorTableId }, b.owner.key, "mutation"),
       await rpc("vectorTables.resume", { vector_table_id: a.vectorTableId }, b.owner.key, "mutation"),
+      await rpc("sync.history", { vector_table_id: a.vectorTableId }, b.owner.key, "query"),
+      await rpc("sync.start", { vector_table_id: a.vectorTableId }, b.owner.key, "mutation"),
+      await rpc("organizations.createApiKey", { org_id: a.id, name: "intruder" }, b.owner.jwt, "mutation"),
       await rpc("vectorTables.create", { ...vectorTableSample(a), environment_id: a.environmentId }, b.owner.key, "mutation"),
       await rpc("query.search", { vector_table_id: a.vectorTableId, query: "anything" }, b.owner.key, "mutation"),
     ];

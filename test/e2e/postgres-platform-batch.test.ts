@@ -60,6 +60,22 @@ describe("happy", () => {
     expect(joined[0]!.embedded_text).toBe(`Title: ${joined[0]!.title}\n${source[1]!.body}`);
   });
 
+  test("its passes are in the sync history as a managed table's are: the backfill, the periodic passes, and one asked for by hand", async () => {
+    const withText = (await w.readRows()).filter((r) => embeddedText(OLD_CONFIG.columns, r) !== null).length;
+    const history = async () => must(await w.api.call("GET", `/v1/vector-tables/${table.id}/sync/history?limit=100`), 200).data as any[];
+    const first = (await history()).at(-1);
+    expect(first).toMatchObject({ kind: "backfill", status: "completed", rows_scanned: ROWS, rows_embedded: withText, error: null });
+    expect(first.tokens).toBeGreaterThan(0);
+    // The periodic pass runs every second here: asked for by hand, a pass may find one running.
+    const started = await eventually(async () => {
+      const res = await w.api.call("POST", `/v1/vector-tables/${table.id}/sync`);
+      if (res.status === 409) expect(res.body.error.code).toBe("sync_running");
+      return res.status === 202 && res.body;
+    }, 10_000);
+    const pass = await eventually(async () => (await history()).find((e) => e.id === started.pass_id && e.status !== "running"), 10_000);
+    expect(pass).toMatchObject({ kind: "batch", status: "completed", rows_scanned: ROWS, rows_embedded: 0, rows_unchanged: ROWS, tokens: 0 });
+  });
+
   test("queries are exact: against brute force in the test and in SQL on the platform table; every operator, $or, min score, limit", async () => {
     const rows = await w.readRows();
     for (const p of PROBES) expect(await probe(w.api, table.id, p, OLD_CONFIG, rows)).toBeNull();

@@ -3,10 +3,12 @@ import m0 from "./0000_init.sql" with { type: "text" };
 import m1 from "./0001_fill_progress_rules.sql" with { type: "text" };
 import m2 from "./0002_sync_empty_rows.sql" with { type: "text" };
 import m3 from "./0003_feed_resync.sql" with { type: "text" };
+import m4 from "./0004_sync_passes.sql" with { type: "text" };
 
 export const migrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0000_init", when: 1795274115270, sql: m0 },
   { tag: "0001_fill_progress_rules", when: 1795462046622, sql: m1 },
   { tag: "0002_sync_empty_rows", when: 1795475034635, sql: m2 },
   { tag: "0003_feed_resync", when: 1795476261218, sql: m3 },
+  { tag: "0004_sync_passes", when: 1795491635134, sql: m4 },
 ];

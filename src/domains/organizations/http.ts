@@ -12,9 +12,11 @@ import {
   Member,
   MemberList,
   Organization,
+  OrganizationList,
   TransferOwnership,
 } from "./schemas.ts";
-import { createOrganization, deleteOrganization, getOrganization } from "./service.ts";
+import { createOrganization, createOrganizationApiKey, deleteOrganization, getOrganization, listOrganizations } from "./service.ts";
+import { CreateApiKey, CreatedApiKey } from "../api-keys/schemas.ts";
 
 const tag = "Organizations";
 
@@ -29,6 +31,15 @@ export const organizationRoutes = [
     status: 201,
     response: CreatedOrganization,
     handler: ({ services, actor, body }) => createOrganization(services, actor, body),
+  }),
+  defineRoute({
+    method: "GET",
+    path: "/v1/organizations",
+    tag,
+    summary: "List the caller's organizations, each with the caller's role",
+    auth: "jwt",
+    response: OrganizationList,
+    handler: ({ services, actor }) => listOrganizations(services, actor),
   }),
   // Before `/:org_id/...` so the literal segment is never read as an organization id.
   defineRoute({
@@ -59,6 +70,17 @@ export const organizationRoutes = [
     status: 202,
     response: DeletingOrganization,
     handler: ({ services, actor, params }) => deleteOrganization(services, actor, params.org_id),
+  }),
+  defineRoute({
+    method: "POST",
+    path: "/v1/organizations/:org_id/api-keys",
+    tag,
+    summary: "Create an API key for the signed-in member (any role), as POST /v1/api-keys does; the raw key is shown once, in `key`",
+    auth: "jwt",
+    body: CreateApiKey,
+    status: 201,
+    response: CreatedApiKey,
+    handler: ({ services, actor, params, body }) => createOrganizationApiKey(services, actor, params.org_id, body),
   }),
   defineRoute({
     method: "GET",

@@ -34,6 +34,16 @@ export async function deleteOrganizationRow(db: Executor, id: string): Promise<v
   await db.delete(organizations).where(eq(organizations.id, id));
 }
 
+/** The user's organizations with their role in each, oldest organization first. */
+export function listUserOrganizations(db: Executor, userId: string): Promise<{ org: OrganizationRow; role: MemberRow["role"] }[]> {
+  return db
+    .select({ org: organizations, role: members.role })
+    .from(members)
+    .innerJoin(organizations, eq(organizations.id, members.orgId))
+    .where(eq(members.userId, userId))
+    .orderBy(asc(organizations.createdAt), asc(organizations.id));
+}
+
 export async function insertMember(db: Executor, row: MemberRow): Promise<void> {
   await db.insert(members).values(row);
 }

@@ -1,4 +1,5 @@
 import { type } from "arktype";
+import { CreateApiKey } from "../api-keys/schemas.ts";
 
 // Organization names: 1-100 characters, not blank, unique across the service (docs/api.md#organizations, docs/api.md#conventions).
 export const OrganizationName = type("1 <= string <= 100").narrow((s, ctx) => s.trim().length > 0 || ctx.mustBe("a name that is not blank"));
@@ -18,6 +19,7 @@ export const MemberParam = type({ "+": "reject", org_id: "string", user_id: "str
 export const TransferInput = type({ "+": "reject", org_id: "string", user_id: "string > 0" });
 export const InvitationInput = type({ "+": "reject", org_id: "string", email: "string.email <= 254", role: "'admin' | 'member'" });
 export const AcceptInput = type({ "+": "reject", token: "string" });
+export const OrgApiKeyInput = type({ "+": "reject", org_id: "string", name: CreateApiKey.get("name"), "permission?": CreateApiKey.get("permission") });
 
 export const Organization = type({ id: "string", name: "string", status: "'active' | 'deleting'", tier: "string", created_at: "string" });
 export type Organization = typeof Organization.infer;
@@ -44,6 +46,11 @@ export const Invitation = type({
   created_at: "string",
 });
 export type Invitation = typeof Invitation.infer;
+
+/** GET /v1/organizations: each of the caller's organizations with the caller's role in it. */
+export const OrganizationWithRole = Organization.and({ role: "'owner' | 'admin' | 'member'" });
+export type OrganizationWithRole = typeof OrganizationWithRole.infer;
+export const OrganizationList = type({ data: OrganizationWithRole.array() });
 
 export const CreatedOrganization = type({ organization: Organization, api_key: "string" });
 export const DeletingOrganization = type({ organization_id: "string", status: "'deleting'", task_id: "string" });

@@ -6,13 +6,14 @@ import { enqueue } from "../../scheduler/enqueue.ts";
 import { ORG_DELETION } from "../tasks/kinds.ts";
 import { isUniqueViolation } from "../../db/executor.ts";
 import { revokeOrganizationApiKeys } from "../api-keys/repo.ts";
-import { issueApiKey } from "../api-keys/service.ts";
+import { issueApiKey, presentApiKey } from "../api-keys/service.ts";
+import type { ApiKey, CreateApiKey } from "../api-keys/schemas.ts";
 import { insertNamedEnvironment } from "../environments/service.ts";
 import { PROD_ENVIRONMENT } from "../environments/schemas.ts";
-import { membershipOf, requireOrgRole } from "./access.ts";
+import { membershipOf, requireActive, requireOrgRole } from "./access.ts";
 import { presentOrganization } from "./present.ts";
-import { findOrganizationByName, insertMember, insertOrganization, markOrganizationDeleting, type OrganizationRow } from "./repo.ts";
-import type { CreateOrganization, Organization } from "./schemas.ts";
+import { findOrganizationByName, insertMember, insertOrganization, listUserOrganizations, markOrganizationDeleting, type OrganizationRow } from "./repo.ts";
+import type { CreateOrganization, Organization, OrganizationWithRole } from "./schemas.ts";
 
 /** The name of the key handed out with a new membership (docs/api.md#organizations). */
 export const FIRST_KEY_NAME = "default";
@@ -43,6 +44,26 @@ export async function createOrganization(services: Services, actor: UserActor, i
     if (isUniqueViolation(err)) throw nameTaken(input.name);
     throw err;
   }
+}
+
+/** GET /v1/organizations: the caller's organizations (those being deleted too, until they are gone), with the caller's role. */
+export async function listOrganizations(services: Services, actor: UserActor): Promise<{ data: OrganizationWithRole[] }> {
+  const rows = await listUserOrganizations(services.database.db, actor.userId);
+  return { data: rows.map(({ org, role }) => ({ ...presentOrganization(org), role })) };
+}
+
+/**
+ * POST /v1/organizations/{id}/api-keys: any member, for themselves — the way back for a member who
+ * lost every key, since POST /v1/api-keys needs one. Either permission: a key acts with its
+ * creator's role whatever it is, so no key can do more than the member. Refused (409) while the
+ * organization is being deleted: its keys were revoked, and a new one must not outlive them.
+ */
+export async function createOrganizationApiKey(services: Services, actor: UserActor, orgId: string, input: CreateApiKey): Promise<{ key: string; api_key: ApiKey }> {
+  const { org } = await membershipOf(services.database.db, orgId, actor.userId);
+  requireActive(org);
+  const { raw, row } = await issueApiKey(services.database.db, { orgId, userId: actor.userId, name: input.name, permission: input.permission ?? "full", now: services.clock.now() });
+  services.logger.info({ org_id: orgId, key_id: row.id, user_id: actor.userId }, "API key created with a sign-in");
+  return { key: raw, api_key: presentApiKey(row) };
 }
 
 export async function getOrganization(services: Services, actor: UserActor, orgId: string): Promise<Organization> {

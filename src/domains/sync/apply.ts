@@ -45,6 +45,14 @@ export type Prepared = {
 
 export const zeroCounts = (): ApplyCounts => ({ embedded: 0, reused: 0, metadata: 0, deleted: 0, empty: 0, unchanged: 0 });
 
+/**
+ * What a hash pass or a fill has done so far: its counts and the source rows it read. Filled in
+ * as it goes (the caller may hand one in), so a run that fails still tells what it did (sync/history.ts).
+ */
+export type Applied = { counts: ApplyCounts; rows: number };
+
+export const nothingApplied = (): Applied => ({ counts: zeroCounts(), rows: 0 });
+
 export function addCounts(into: ApplyCounts, more: ApplyCounts): ApplyCounts {
   for (const k of Object.keys(into) as (keyof ApplyCounts)[]) into[k] += more[k];
   return into;

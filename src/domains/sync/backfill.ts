@@ -19,6 +19,8 @@ import { startConsumer, stopConsumer } from "./cdc.ts";
 import { completedCounts, fillCounts } from "./counters.ts";
 import { keepOnlyGeneration } from "./empty-rows.ts";
 import { fill, type FillOutcome, type FillProgress } from "./fill.ts";
+import { nothingApplied, type Applied } from "./apply.ts";
+import { addApplied, embedderTokens, finishPass, startPass, type Pass } from "./history.ts";
 import { dropQuietly } from "./generations.ts";
 import { cdcTarget, ensureStorage, openJob, type SyncJob } from "./job.ts";
 
@@ -28,23 +30,36 @@ const FRESH: FillProgress = { last_processed_pk: null, rows_processed: 0 };
 
 const interruptedBy = (signal: AbortSignal): string | null => (signal.aborted ? ((signal.reason as { kind?: string } | undefined)?.kind ?? "aborted") : null);
 
+/**
+ * One run of a fill task, with its history entry (history.ts): `rebackfill` when the run builds a
+ * new generation (whatever the task's type), `backfill` when it fills the live one. A run resumed
+ * after a restart gets a new entry, and the one its dead process left `running` is closed then.
+ */
 export async function runFillTask(services: Services, ctx: Ctx, kind: FillTaskType): Promise<void> {
-  let table = await findVectorTableById(services.database.db, ctx.payload.vector_table_id);
-  if (!table) return; // deleted since: nothing to fill
+  const found = await findVectorTableById(services.database.db, ctx.payload.vector_table_id);
+  if (!found) return; // deleted since: nothing to fill
+  let table: VectorTableRow = found;
   let progress = ctx.progress as FillProgress;
   let rebuild = kind === "rebackfill" || progress.generation !== undefined || !servesConfig(table);
+  const pass = await startPass(services, table, rebuild ? "rebackfill" : "backfill");
   try {
     for (;;) {
-      const outcome = rebuild ? await rebackfill(services, ctx, table, progress) : await backfill(services, ctx, table, progress);
-      if (outcome.kind === "done") return services.metrics.syncPass(table.id, rebuild ? "rebackfill" : "backfill", "ok");
-      table = await findVectorTableById(services.database.db, table.id);
-      if (!table) return;
+      const outcome: FillOutcome = rebuild ? await rebackfill(services, ctx, table, progress, pass) : await backfill(services, ctx, table, progress, pass);
+      // The configuration moved: start over building the latest one, unless the table is gone.
+      const moved = outcome.kind === "done" ? undefined : await findVectorTableById(services.database.db, table.id);
+      if (!moved) {
+        await finishPass(services, pass, { ok: true });
+        return;
+      }
+      table = moved;
       rebuild = true;
+      pass.kind = "rebackfill";
       progress = FRESH;
     }
   } catch (err) {
-    if (interruptedBy(ctx.signal) === "shutdown" || !table) throw err;
-    services.metrics.syncPass(table.id, rebuild ? "rebackfill" : "backfill", "error");
+    const shutdown = interruptedBy(ctx.signal) === "shutdown";
+    await finishPass(services, pass, { ok: false, error: shutdown ? new Error("interrupted by a shutdown; the task resumes from its checkpoint") : err });
+    if (shutdown) throw err;
     // The table stays as it is while the task retries (docs/vector-tables.md#states); when the runner fails the task
     // for good, the task type's failed hook moves it to `error` in that same transaction.
     await noteError(services.database.db, table.id, err instanceof Error ? err.message : String(err), services.clock.now().toISOString());
@@ -59,11 +74,21 @@ async function prepareFeed(services: Services, job: SyncJob, fresh: boolean): Pr
   await recordFeedStart(services.database.db, job.table.id, checkpoint, services.clock.now().toISOString());
 }
 
-async function backfill(services: Services, ctx: Ctx, table: VectorTableRow, start: FillProgress): Promise<FillOutcome> {
+/** Adds what a job's fill (and its closing hash pass) did to the run's entry, and its provider's tokens. */
+function tallyJob(pass: Pass, job: SyncJob, filled: Applied, closing: Applied): void {
+  pass.totals.scanned += filled.rows;
+  addApplied(pass.totals, filled.counts);
+  // The closing pass re-reads every row the fill counted: only what it changed is added.
+  addApplied(pass.totals, closing.counts, { unchanged: false });
+  pass.totals.tokens += embedderTokens(job.embedder);
+}
+
+async function backfill(services: Services, ctx: Ctx, table: VectorTableRow, start: FillProgress, pass: Pass): Promise<FillOutcome> {
   const fresh = start.rows_processed === 0 && !start.after_key;
   const progress: FillProgress = { ...start, started_at: start.started_at ?? services.clock.now().toISOString() };
   await markBackfilling(services.database.db, table.id, services.clock.now().toISOString());
   const job = await openJob(services, table);
+  const [filled, closing] = [nothingApplied(), nothingApplied()];
   try {
     await ensureStorage(job);
     await prepareFeed(services, job, fresh);
@@ -77,6 +102,7 @@ async function backfill(services: Services, ctx: Ctx, table: VectorTableRow, sta
       target,
       progress,
       signal: ctx.signal,
+      into: filled,
       checkpoint: async (p) => {
         // Counted once the page's vectors are stored, so synced_rows is the store's, never ahead of it.
         const counts = await fillCounts(services, job.store, table, total);
@@ -89,17 +115,18 @@ async function backfill(services: Services, ctx: Ctx, table: VectorTableRow, sta
     if (outcome.kind !== "done") return outcome;
     let rows = outcome.progress.rows_processed;
     // Rows stored before this backfill that the source no longer has: one hash pass removes them.
-    if ((await job.store.count()) > rows) rows = (await hashPass(job, target, { signal: ctx.signal })).rows;
+    if ((await job.store.count()) > rows) rows = (await hashPass(job, target, { signal: ctx.signal, into: closing })).rows;
     await job.store.settle();
     const counts = await completedCounts(services, job.store, table, rows);
     const finished = await finishFill(services.database.db, ctx.complete, { table, counts, startedAt: progress.started_at! }, services.clock.now().toISOString());
     if (!finished) return { kind: "config_moved" };
     services.logger.info({ vector_table_id: table.id, rows, ...outcome.counts }, "backfill completed");
   } finally {
+    tallyJob(pass, job, filled, closing);
     await job.close();
   }
   if (table.syncMode === "cdc") startConsumer(services, table.id);
-  return { kind: "done", progress, counts: { embedded: 0, reused: 0, metadata: 0, deleted: 0, empty: 0, unchanged: 0 } };
+  return { kind: "done", progress, counts: filled.counts };
 }
 
 /** The building generation to continue, or a new one (dropping any left by an older configuration). */
@@ -116,8 +143,9 @@ async function buildingGeneration(services: Services, ctx: Ctx, job: SyncJob, st
   return progress;
 }
 
-async function rebackfill(services: Services, ctx: Ctx, table: VectorTableRow, start: FillProgress): Promise<FillOutcome> {
+async function rebackfill(services: Services, ctx: Ctx, table: VectorTableRow, start: FillProgress, pass: Pass): Promise<FillOutcome> {
   const job = await openJob(services, table);
+  const [filled, closing] = [nothingApplied(), nothingApplied()];
   let progress: FillProgress;
   try {
     await ensureStorage(job);
@@ -126,14 +154,14 @@ async function rebackfill(services: Services, ctx: Ctx, table: VectorTableRow, s
     const { store } = job;
     await prepareFeed(services, job, false);
     const target = { generation, reference: (await store.generations()).live, budget: null, indexLater: true };
-    const outcome = await fill(job, { target, progress, signal: ctx.signal, checkpoint: (p) => ctx.checkpoint(p) });
+    const outcome = await fill(job, { target, progress, signal: ctx.signal, into: filled, checkpoint: (p) => ctx.checkpoint(p) });
     if (outcome.kind !== "done") {
       await dropQuietly(store, generation);
       return outcome;
     }
     // Rows changed while building: one hash pass with the change stream held, then the swap.
     await stopConsumer(services, table.id);
-    const { rows } = await hashPass(job, target, { signal: ctx.signal });
+    const { rows } = await hashPass(job, target, { signal: ctx.signal, into: closing });
     await store.swapGeneration(generation);
     await keepOnlyGeneration(services.database.db, table.id, generation);
     const counts = await completedCounts(services, store, table, rows);
@@ -146,8 +174,9 @@ async function rebackfill(services: Services, ctx: Ctx, table: VectorTableRow, s
       return { kind: "config_moved" };
     }
   } finally {
+    tallyJob(pass, job, filled, closing);
     await job.close();
   }
   if (table.syncMode === "cdc") startConsumer(services, table.id);
-  return { kind: "done", progress, counts: { embedded: 0, reused: 0, metadata: 0, deleted: 0, empty: 0, unchanged: 0 } };
+  return { kind: "done", progress, counts: filled.counts };
 }

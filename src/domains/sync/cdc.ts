@@ -14,6 +14,8 @@ import { FAILURES_BEFORE_ERROR } from "./batch.ts";
 import { cdcTarget, openJob, type SyncJob } from "./job.ts";
 import { applyBatch, resync } from "./stream-apply.ts";
 import { syncState, type Consumer } from "./state.ts";
+import { embedderTokens } from "./history.ts";
+import { StreamHistory } from "./stream-history.ts";
 
 /** Statuses in which a consumer keeps applying changes, as long as the live generation serves the configuration. */
 const CONSUMING = new Set(["synced", "error", "pending_rebackfill"]);
@@ -81,6 +83,9 @@ class ConsumerLoop {
   private failedAt: "source" | "apply" | null = null;
   /** Streams that broke in a row without having been healthy (back-off only). */
   private interruptions = 0;
+  /** The stream's minutes for the sync history (made once the table is read); the tokens its session's provider had billed when last counted. */
+  history: StreamHistory | null = null;
+  private billed = 0;
   readonly done: Promise<void>;
 
   constructor(private readonly services: Services, private readonly tableId: string) {
@@ -111,7 +116,11 @@ class ConsumerLoop {
 
   private async run(): Promise<void> {
     // The stream waits for changes inside the driver; this watch ends it on shutdown.
-    const watch = setInterval(() => void (this.stopping && this.stream?.close().catch(() => {})), this.services.config.cdcPollMs);
+    // It also writes the history's minute once it is over, when no batch came to do it.
+    const watch = setInterval(() => {
+      if (this.stopping) void this.stream?.close().catch(() => {});
+      void this.history?.flush();
+    }, this.services.config.cdcPollMs);
     try {
       while (!this.stopping) {
         const table = await findVectorTableById(this.db, this.tableId);
@@ -123,7 +132,16 @@ class ConsumerLoop {
       }
     } finally {
       clearInterval(watch);
+      await this.history?.close();
     }
+  }
+
+  /** The tokens the session's provider billed since last asked (a platform built-in model: 0). */
+  private spent(job: SyncJob): number {
+    const total = embedderTokens(job.embedder);
+    const delta = total - this.billed;
+    this.billed = total;
+    return delta;
   }
 
   /** One stream from the stored checkpoint until it ends, fails, or the table stops wanting it. */
@@ -133,6 +151,8 @@ class ConsumerLoop {
     let openedAt: number | null = null;
     try {
       job = await openJob(this.services, table);
+      this.billed = 0;
+      this.history ??= new StreamHistory(this.services, table);
       if (table.feedResyncReason) await this.resync(job, table.feedResyncReason);
       this.stream = await job.source.changes(cdcTarget(table), table.cdcCheckpoint!);
       openedAt = Date.now();
@@ -150,10 +170,12 @@ class ConsumerLoop {
         pending = batch;
         // sync/status shows the real backlog while it is applied (docs/vector-tables.md#sync-status).
         await notePendingChanges(this.db, table.id, streamPending(batch), this.now());
-        await applyBatch(job, batch);
+        const applied = await applyBatch(job, batch);
+        this.history.applied(applied, this.spent(job));
         await recordChangesApplied(this.db, table.id, batch.checkpoint, await streamCounts(this.services, job.store, table), this.now());
         await this.stream.ack(batch.checkpoint);
         pending = null;
+        await this.history.flush();
         this.interruptions = 0;
         if (this.failures > 0 || current.syncStatus === "error") await this.recovered();
       }
@@ -163,6 +185,7 @@ class ConsumerLoop {
       // Awaited here, not returned as a promise: `finally` closes the job the repair still uses.
       if (err instanceof CdcFeedLostError && job) return await this.feedLost(job, err);
       if (openedAt !== null && !pending && isRetryable(err)) return await this.interrupted(err, Date.now() - openedAt);
+      if (pending) this.history?.failed(err, job ? this.spent(job) : 0);
       return await this.failed(err, pending, openedAt === null ? "source" : "apply");
     } finally {
       await this.stream?.close().catch(() => {});
@@ -207,6 +230,7 @@ class ConsumerLoop {
   /** The hash pass a recreated feed owes; then `last_error` tells what happened, in the past tense. */
   private async resync(job: SyncJob, reason: string): Promise<void> {
     const { counts, rows } = await resync(job);
+    this.history?.applied({ counts, rows }, this.spent(job));
     const at = this.now();
     const account =
       `${reason}; at ${at} vecsync recreated the change feed and resynchronized by hashes (${rows} rows checked, ` +
@@ -259,7 +283,7 @@ export function startConsumer(services: Services, tableId: string): void {
   const state = syncState(services);
   if (state.stopped || state.consumers.has(tableId)) return;
   const loop = new ConsumerLoop(services, tableId);
-  const consumer: Consumer = { stop: () => loop.stop(), done: loop.done };
+  const consumer: Consumer = { stop: () => loop.stop(), done: loop.done, closeHistory: async () => void (await loop.history?.close()) };
   state.consumers.set(tableId, consumer);
   void loop.done.finally(() => {
     if (state.consumers.get(tableId) === consumer) state.consumers.delete(tableId);

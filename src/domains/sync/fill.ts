@@ -6,7 +6,7 @@ import type { Key, RowHash } from "../../drivers/sources/types.ts";
 import type { TaskProgress } from "../../scheduler/types.ts";
 import { keyText } from "../../drivers/sources/types.ts";
 import { findVectorTableById } from "../vector-tables/repo.ts";
-import { addCounts, prepareRows, zeroCounts, type ApplyCounts, type ApplyTarget } from "./apply.ts";
+import { addCounts, nothingApplied, prepareRows, type Applied, type ApplyCounts, type ApplyTarget } from "./apply.ts";
 import { BudgetExceededError } from "./budget.ts";
 import type { SyncJob } from "./job.ts";
 import { hashPages } from "./pages.ts";
@@ -25,6 +25,8 @@ export type FillOptions = {
   signal: AbortSignal;
   /** Persists progress once the page it covers is in the store. */
   checkpoint(progress: FillProgress): Promise<void>;
+  /** Counts and rows read, added to as pages go (sync/history.ts): the run's so far even when it fails. */
+  into?: Applied;
 };
 
 /**
@@ -39,11 +41,13 @@ function advanced(progress: FillProgress, done: RowHash[]): FillProgress {
 
 export async function fill(job: SyncJob, opts: FillOptions): Promise<FillOutcome> {
   let progress = { ...opts.progress };
-  const counts = zeroCounts();
+  const into = opts.into ?? nothingApplied();
+  const { counts } = into;
   let writing: Promise<void> = Promise.resolve();
   try {
     for await (const page of hashPages(job, progress.after_key ?? null)) {
       const prepared = await prepareRows(job, page, opts.target, { signal: opts.signal });
+      into.rows += page.length;
       await writing;
       const next = advanced(progress, page.slice(0, prepared.handled));
       progress = next;

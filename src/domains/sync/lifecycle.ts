@@ -9,6 +9,7 @@ import type { VectorTableRow } from "../vector-tables/tables.ts";
 import { passEligible, runBatchPass } from "./batch.ts";
 import { consumerWanted, startConsumer, stopConsumer } from "./cdc.ts";
 import { forgetEmptyRows } from "./empty-rows.ts";
+import { forgetPasses } from "./repo.ts";
 import { cdcTarget, openTableSource } from "./job.ts";
 import { resumeFrom } from "./resume.ts";
 import { syncState } from "./state.ts";
@@ -86,6 +87,16 @@ export async function stopSyncFor(services: Services, table: VectorTableRow): Pr
   }
 }
 
+/**
+ * At shutdown, before the database closes: every change stream's sync history written now
+ * (docs/vector-tables.md#sync-history). The consumers themselves stop on their own once the
+ * scheduler has stopped, possibly after the database is gone; what they apply meanwhile is
+ * kept by the source's feed and by their checkpoints, not by their history.
+ */
+export async function flushSyncHistory(services: Services): Promise<void> {
+  await Promise.all([...syncState(services).consumers.values()].map((c) => c.closeHistory()));
+}
+
 /** Stops every consumer (shutdown); they also stop by themselves once the scheduler stops. */
 export async function stopAllSync(services: Services): Promise<void> {
   const state = syncState(services);
@@ -99,6 +110,9 @@ export function tableEngine(services: () => Services): TableEngine {
     stop: (table) => stopSyncFor(services(), table),
     resumed: (table) => startSyncFor(services(), table),
     resumePoint: (db, table) => resumeFrom(db, table),
-    forget: (db, table) => forgetEmptyRows(db, table.id),
+    forget: async (db, table) => {
+      await forgetEmptyRows(db, table.id);
+      await forgetPasses(db, table.id);
+    },
   };
 }

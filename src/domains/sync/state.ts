@@ -1,7 +1,12 @@
 import type { Services } from "../../services.ts";
 
 /** A running CDC consumer of one vector table. */
-export type Consumer = { stop(): Promise<void>; done: Promise<void> };
+export type Consumer = {
+  stop(): Promise<void>;
+  done: Promise<void>;
+  /** Writes the stream's sync history now (shutdown: the consumer itself may outlive the database). */
+  closeHistory(): Promise<void>;
+};
 
 /**
  * What the sync engine keeps in process memory per service instance (tests build several per

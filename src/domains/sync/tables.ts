@@ -1,4 +1,4 @@
-import { integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
 /**
  * Rows whose text renders empty (docs/vector-tables.md#text-and-metadata), per generation of the
@@ -19,3 +19,41 @@ export const syncEmptyRows = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.vectorTableId, t.generation, t.pk] })],
 );
+
+export const PASS_KINDS = ["backfill", "rebackfill", "batch", "reconcile", "cdc"] as const;
+export type PassKind = (typeof PASS_KINDS)[number];
+export const PASS_STATUSES = ["running", "completed", "failed"] as const;
+export type PassStatus = (typeof PASS_STATUSES)[number];
+
+/**
+ * The sync history (docs/vector-tables.md#sync-history): one row per fill task run, batch pass,
+ * reconciling pass, and per minute of a change stream's activity. Written only through
+ * sync/history.ts (startPass/finishPass), pruned to the newest 1,000 per table on insert. No
+ * foreign key, like `sync_empty_rows`: removed with the vector table and its organization.
+ */
+export const syncPasses = sqliteTable(
+  "sync_passes",
+  {
+    id: text("id").primaryKey(),
+    vectorTableId: text("vector_table_id").notNull(),
+    orgId: text("org_id").notNull(),
+    kind: text("kind", { enum: PASS_KINDS }).notNull(),
+    status: text("status", { enum: PASS_STATUSES }).notNull(),
+    startedAt: text("started_at").notNull(),
+    finishedAt: text("finished_at"),
+    rowsScanned: integer("rows_scanned").notNull().default(0),
+    rowsEmbedded: integer("rows_embedded").notNull().default(0),
+    rowsMetadataOnly: integer("rows_metadata_only").notNull().default(0),
+    rowsDeleted: integer("rows_deleted").notNull().default(0),
+    rowsUnchanged: integer("rows_unchanged").notNull().default(0),
+    tokens: integer("tokens").notNull().default(0),
+    error: text("error"),
+  },
+  (t) => [
+    // The list (newest first, keyset on started_at and id) and the prune walk this one.
+    index("sync_passes_table_started_idx").on(t.vectorTableId, t.startedAt, t.id),
+    index("sync_passes_org_idx").on(t.orgId),
+  ],
+);
+
+export type SyncPassRow = typeof syncPasses.$inferSelect;

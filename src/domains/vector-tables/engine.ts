@@ -20,6 +20,6 @@ export type TableEngine = {
    * transaction that queues the task.
    */
   resumePoint(db: DbOrTx, table: VectorTableRow): Promise<TaskProgress | undefined>;
-  /** The engine's own records of the table (rows known to render empty), in the transaction that deletes it. */
+  /** The engine's own records of the table (rows known to render empty, its sync history), in the transaction that deletes it. */
   forget(db: Executor, table: VectorTableRow): Promise<void>;
 };

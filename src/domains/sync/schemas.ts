@@ -1,0 +1,35 @@
+import { type } from "arktype";
+import { PageQuery, pageSchema } from "../../shared/pagination.ts";
+import { PASS_KINDS, PASS_STATUSES } from "./tables.ts";
+
+// The sync domain's own endpoints (docs/vector-tables.md#sync-history, #sync-now): the history of
+// a table's passes and a pass started by hand. Status, pause and resume are vector-tables'.
+
+/** One history entry: exactly these fields (CONTRACT 10). */
+export const SyncPass = type({
+  id: "string",
+  vector_table_id: "string",
+  kind: type.enumerated(...PASS_KINDS),
+  status: type.enumerated(...PASS_STATUSES),
+  started_at: "string",
+  finished_at: "string | null",
+  rows_scanned: "number.integer",
+  rows_embedded: "number.integer",
+  rows_metadata_only: "number.integer",
+  rows_deleted: "number.integer",
+  rows_unchanged: "number.integer",
+  tokens: "number.integer",
+  error: "string | null",
+});
+export type SyncPass = typeof SyncPass.infer;
+
+export const SyncHistoryPage = pageSchema(SyncPass);
+export const ListSyncHistory = PageQuery;
+
+/** POST …/sync: the pass's history entry is `pass_id`. */
+export const SyncStarted = type({ vector_table_id: "string", pass_id: "string" });
+export type SyncStarted = typeof SyncStarted.infer;
+
+/** tRPC inputs: the path parameter becomes a field. */
+export const SyncHistoryInput = type({ "+": "reject", vector_table_id: "string", "limit?": PageQuery.get("limit"), "cursor?": "string" });
+export const SyncTableInput = type({ "+": "reject", vector_table_id: "string" });
