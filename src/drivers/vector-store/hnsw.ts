@@ -32,9 +32,11 @@ export const SCALAR_BYTES: Record<ScalarKindName, number> = { f32: 4, f16: 2, i8
 const VERSION_SPAN = 2 ** 32;
 
 /**
- * Fewer rows than this go through usearch on one thread: its threads are started per call, and
- * for a background step of a few rows starting them cost more than they saved (a batched search
- * of 8 vectors ran at a quarter of the one-thread rate).
+ * Batched searches of fewer vectors than this run on one thread: usearch starts its threads per
+ * call, and for a background step of a few rows that cost more than it saved (a batched search of
+ * 8 vectors ran at a quarter of the one-thread rate). Adds always name the configured count: the
+ * binding reserves per-thread contexts only when the index grows, so an index first grown by a
+ * one-thread add refuses a later two-thread add ("Reserve capacity ahead of insertions!").
  */
 const THREADED_ROWS = 64;
 const threadsFor = (rows: number, threads: number) => (rows < THREADED_ROWS ? 1 : threads);
@@ -88,12 +90,12 @@ export class HnswIndex {
     if (rids.length === 0) return;
     const keys = BigUint64Array.from(Array.from(rids, (r, i) => keyOf(r, versions[i]!)));
     const present = this.presence(keys);
-    if (!present.some(Boolean)) return this.index.add(keys, vectors, threadsFor(keys.length, this.params.threads));
+    if (!present.some(Boolean)) return this.index.add(keys, vectors, this.params.threads);
     const keep = present.flatMap((p, i) => (p ? [] : [i]));
     if (keep.length === 0) return;
     const fresh = new Float32Array(keep.length * this.dims);
     keep.forEach((from, to) => fresh.set(vectors.subarray(from * this.dims, (from + 1) * this.dims), to * this.dims));
-    this.index.add(BigUint64Array.from(keep, (i) => keys[i]!), fresh, threadsFor(keep.length, this.params.threads));
+    this.index.add(BigUint64Array.from(keep, (i) => keys[i]!), fresh, this.params.threads);
   }
 
   /** For each (rid, version): is that key in the index? */
