@@ -4,10 +4,13 @@ import { healthRoutes } from "./health.ts";
 import { buildOpenApi } from "./openapi.ts";
 import type { AnyRoute } from "./route.ts";
 
-/** Every REST route the service serves; OpenAPI is generated from the same list. */
+/**
+ * Every REST route the service serves. OpenAPI documents the `/v1` API from the same list; the
+ * health checks (docs/running.md#health) stay out of it: an API document promises each operation
+ * its 4xx answers, and a probe has none.
+ */
 export function allRoutes(version: string): AnyRoute[] {
-  const api = [...healthRoutes, ...domainRoutes];
   let doc: unknown;
-  const openApi = () => (doc ??= buildOpenApi(api, version));
-  return [...api, ...docsRoutes(openApi)];
+  const openApi = () => (doc ??= buildOpenApi(domainRoutes, version));
+  return [...healthRoutes, ...domainRoutes, ...docsRoutes(openApi)];
 }
