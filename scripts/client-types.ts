@@ -2,7 +2,7 @@
 //   packages/client/src/filters.ts  a copy of the filter language (src/drivers/vector-store/filters/language.ts)
 //   packages/client/src/router.ts   every tRPC procedure's input and output, written out in full,
 //                                   assembled into an AppRouter type that @trpc/client infers from
-// so a consumer type-checks a few hundred lines of plain declarations instead of the ~170 server
+// so a consumer type-checks under a thousand lines of plain declarations instead of the ~170 server
 // files behind rpc/router.ts (which also need Bun's types). `packages/client`'s build runs this;
 // test/client/package.test.ts fails when the committed files are stale.
 //
