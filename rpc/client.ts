@@ -1,22 +1,3 @@
-import { createTRPCClient, httpBatchLink } from "@trpc/client";
-import type { AppRouter } from "./router.ts";
-
-export type VecsyncClientOptions = { url: string } & ({ apiKey: string } | { accessToken: string } | {});
-
-/**
- * A typed client for TypeScript apps: `createVecsyncClient({ url, apiKey })` for data-plane calls,
- * `{ url, accessToken }` for organization management.
- */
-export function createVecsyncClient(opts: VecsyncClientOptions) {
-  const token = "apiKey" in opts ? opts.apiKey : "accessToken" in opts ? opts.accessToken : null;
-  return createTRPCClient<AppRouter>({
-    links: [
-      httpBatchLink({
-        url: `${opts.url.replace(/\/$/, "")}/trpc`,
-        headers: () => (token ? { authorization: `Bearer ${token}` } : {}),
-      }),
-    ],
-  });
-}
-
-export type { AppRouter };
+// The typed client for TypeScript apps is the @vecsync/client package (packages/client, docs/api.md#typescript-client);
+// its types are generated from rpc/router.ts. This path keeps it at hand for the service's own tests.
+export * from "../packages/client/src/index.ts";

@@ -1,4 +1,5 @@
 import type { Actor, AuthScheme, KeyActor, UserActor } from "../shared/actor.ts";
+import type { ErrorCode } from "../shared/errors.ts";
 import type { Schema } from "../shared/validate.ts";
 import type { Services } from "../services.ts";
 
@@ -46,6 +47,14 @@ export type RouteDef<A extends AuthScheme = AuthScheme, B = unknown, Q = unknown
   status?: number;
   /** The answer's schema, for OpenAPI only. */
   response?: Schema;
+  /**
+   * For OpenAPI: the error codes this route answers beyond those its shape implies (openapi-errors.ts
+   * derives 400/401/403/404/413/500/507 from the auth scheme, method, body, query and path), e.g. a
+   * 409 `name_taken`, or 404 for an id sent in the body or `X-Environment-Id`.
+   */
+  errors?: ErrorCode[];
+  /** A POST that writes nothing (the query): `read_only` keys may call it (docs/api.md#permissions). */
+  readOnly?: boolean;
   handler: (ctx: RouteContext<A, B, Q, P>) => unknown;
 };
 

@@ -35,8 +35,11 @@ const WRITE_SAMPLES: Record<string, unknown> = {
   "POST /v1/vector-tables/:vector_table_id/query": { query: "sample" },
 };
 
-/** Non-GET key routes a read_only key may still call (docs/api.md#permissions: GETs and the query endpoint). */
-const READ_ONLY_ALLOWED = new Set<string>(["POST /v1/vector-tables/:vector_table_id/query"]);
+/**
+ * Non-GET key routes a read_only key may still call (docs/api.md#permissions: GETs and the query endpoint):
+ * those declared `readOnly`, which OpenAPI also reads (no 403 `insufficient_permission` listed).
+ */
+const READ_ONLY_ALLOWED = new Set<string>(domainRoutes.filter((r) => r.readOnly).map(routeKey));
 
 /**
  * GET routes that read the source live; the world's connection points at no real database, so
@@ -100,6 +103,7 @@ describe("authz: key permission", () => {
   });
 
   test("a read_only key may query a vector table", async () => {
+    expect([...READ_ONLY_ALLOWED]).toEqual(["POST /v1/vector-tables/:vector_table_id/query"]);
     for (const key of READ_ONLY_ALLOWED) {
       const route = domainRoutes.find((r) => routeKey(r) === key)!;
       expect([key, (await call(route, world.a.readOnly)).status]).toEqual([key, 200]);
@@ -145,6 +149,12 @@ const ROLE_RULES: RoleRule[] = [
 ];
 
 describe("authz: roles", () => {
+  test("every route a role rule refuses lists 403 insufficient_role in its errors (and so in OpenAPI)", () => {
+    const refusing = [...new Set(ROLE_RULES.filter((r) => r.expect === 403).map((r) => r.route))];
+    const undocumented = refusing.filter((key) => !domainRoutes.find((r) => routeKey(r) === key)?.errors?.includes("insufficient_role"));
+    expect(undocumented).toEqual([]);
+  });
+
   test.each(ROLE_RULES.map((r) => [r.route, r.who, r.expect, r] as const))("%s as %s → %d", async (_, who, expected, rule) => {
     const t = world.a;
     const c = rule.call(t);

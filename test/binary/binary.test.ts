@@ -107,7 +107,7 @@ describe("happy", () => {
 
     const openApi = (await (await fetch(`${proc.url}/v1/openapi.json`)).json()) as { openapi: string; paths: Record<string, unknown> };
     expect(openApi.openapi).toBe("3.1.0");
-    expect(Object.keys(openApi.paths)).toContain("/healthz");
+    expect(Object.keys(openApi.paths)).toContain("/v1/vector-tables/{vector_table_id}/query");
 
     const script = await fetch(`${proc.url}/docs/scalar.js`);
     expect(script.status).toBe(200);

@@ -31,6 +31,7 @@ export const apiKeyRoutes = [
     tag,
     summary: "Revoke an API key",
     auth: "api_key",
+    errors: ["insufficient_role"],
     status: 204,
     handler: ({ services, actor, params }) => revokeVisibleApiKey(services, actor, params.key_id),
   }),

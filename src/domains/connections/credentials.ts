@@ -17,7 +17,7 @@ const Secret = type("1 <= string <= 1000");
 const Pem = type("1 <= string <= 20000");
 export const SSL_MODES = ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"] as const;
 
-const RelationalShape = type({
+export const RelationalShape = type({
   "+": "reject",
   host: "1 <= string <= 255",
   "port?": "1 <= number.integer <= 65535",
@@ -30,7 +30,7 @@ const RelationalShape = type({
 /** Snowflake-style account identifiers (`orgname-account`, `xy12345.us-east-2.aws`): they become a host name. */
 const Account = type(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,254}$/).describe("an account identifier (letters, digits, '-', '_', '.')");
 
-const WarehouseShape = type({
+export const WarehouseShape = type({
   "+": "reject",
   auth_method: "'password' | 'key_pair'",
   account: Account,
@@ -46,6 +46,8 @@ const WarehouseShape = type({
 export type RelationalCredentials = Omit<typeof RelationalShape.infer, "port"> & { port: number };
 export type WarehouseCredentials = Omit<typeof WarehouseShape.infer, "schema"> & { schema: string };
 export type Credentials = RelationalCredentials | WarehouseCredentials;
+/** What a client sends: either provider's object, defaults left out. */
+export type CredentialsInput = typeof RelationalShape.inferIn | typeof WarehouseShape.inferIn;
 
 const PREFIX = "credentials";
 

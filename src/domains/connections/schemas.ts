@@ -1,5 +1,8 @@
 import { type } from "arktype";
 import { PageQuery, pageSchema } from "../../shared/pagination.ts";
+import { documentedAs } from "../../shared/validate.ts";
+import type { CredentialsInput } from "./credentials.ts";
+import { CREDENTIALS_COMPONENT } from "./credentials-doc.ts";
 
 export const CONNECTION_PROVIDERS = ["db_warehouse", "db_relational"] as const;
 export type ConnectionProvider = (typeof CONNECTION_PROVIDERS)[number];
@@ -13,8 +16,12 @@ export type ConnectionStatus = "pending" | "connected" | "failed";
 export const ConnectionName = type("1 <= string <= 100");
 
 // `credentials` is only "an object" here: its shape depends on the provider (and, on update, on
-// the stored connection), so credentials.ts checks it — without ever echoing a value back.
-const CredentialsObject = type("Record<string, unknown>").describe("the provider's credentials object (docs/api.md#credentials)");
+// the stored connection), so credentials.ts checks it — without ever echoing a value back. Its
+// type and its OpenAPI description are the providers' objects all the same.
+const CredentialsObject = documentedAs(
+  type("Record<string, unknown>").describe("the provider's credentials object (docs/api.md#credentials)").as<CredentialsInput>(),
+  CREDENTIALS_COMPONENT,
+);
 
 const createFields = { name: ConnectionName, mode: ConnectionMode, credentials: CredentialsObject } as const;
 const updateFields = { "name?": ConnectionName, "credentials?": CredentialsObject } as const;
@@ -30,7 +37,7 @@ export const ListConnections = PageQuery;
 export const ConnectionIdParam = type({ "+": "reject", connection_id: "string" });
 
 /** tRPC inputs: the path parameter and the `X-Environment-Id` header become fields. */
-export const CreateConnectionInput = type({ "+": "reject", ...createFields, provider: "string", "environment_id?": "string" });
+export const CreateConnectionInput = type({ "+": "reject", ...createFields, provider: type("string").as<ConnectionProvider>(), "environment_id?": "string" });
 export const UpdateConnectionInput = type({ "+": "reject", ...updateFields, connection_id: "string" });
 export const ListConnectionsInput = type({ "+": "reject", "limit?": PageQuery.get("limit"), "cursor?": "string", "environment_id?": "string" });
 

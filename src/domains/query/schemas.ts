@@ -1,15 +1,24 @@
 import { type } from "arktype";
+import { FILTER_JSON_SCHEMAS } from "../../drivers/vector-store/filters/json-schema.ts";
+import type { Filter } from "../../drivers/vector-store/filters/language.ts";
+import { documentedAs } from "../../shared/validate.ts";
 
 /** The query text: any non-blank string (it is embedded as is). */
 const QueryText = type("string").narrow((s, ctx) => s.trim().length > 0 || ctx.mustBe("a non-empty string"));
+
+/**
+ * The filter language (docs/vector-tables.md#filters) is checked against the table's metadata columns by the
+ * store's parser, which reports every problem with its path under `filters`; here it is only "an
+ * object". Its type is the language's own, so TypeScript callers (tRPC, packages/client) get operators
+ * and value kinds checked, and OpenAPI describes it as the `Filter` component.
+ */
+const Filters = documentedAs(type("Record<string, unknown>").as<Filter>(), { name: "Filter", schemas: FILTER_JSON_SCHEMAS }).or("null");
 
 const queryFields = {
   query: QueryText,
   "limit?": "1 <= number.integer <= 100",
   "min_similarity_score?": "0 <= number <= 1 | null",
-  // The filter language (docs/vector-tables.md#filters) is checked against the table's metadata columns by the
-  // store's parser, which reports every problem with its path under `filters`.
-  "filters?": "Record<string, unknown> | null",
+  "filters?": Filters,
 } as const;
 
 /** POST /v1/vector-tables/{id}/query (docs/vector-tables.md#query). */

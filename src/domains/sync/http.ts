@@ -21,6 +21,7 @@ export const syncRoutes = [
     tag,
     summary: "Start a sync pass now (batch: a batch pass; cdc: a reconciling pass) without waiting for it; 409 while one runs",
     auth: "api_key",
+    errors: ["sync_running", "already_paused", "vector_table_not_ready"],
     status: 202,
     response: SyncStarted,
     handler: ({ services, actor, params }) => startSync(services, actor, params.vector_table_id),
