@@ -8,7 +8,7 @@ export VECSYNC_URL=${VECSYNC_URL:-http://127.0.0.1:8080}  # the service; the CLI
 DATA_DIR=${VECSYNC_DATA_DIR:-./data}                      # the service's data directory
 OUTBOX=${VECSYNC_MAIL_OUTBOX:-$DATA_DIR/outbox.jsonl}     # e-mails land here when no SMTP is set
 EMAIL=${EMAIL:-you@example.com}
-ORG_NAME=${ORG_NAME:-walkthrough-$(date +%s)}
+ORG_NAME=${ORG_NAME:-walkthrough-$(date +%s)-$RANDOM}
 # The source: a Postgres table `products` (id, name, description, category, price, in_stock).
 PGHOST=${PGHOST:-127.0.0.1} PGPORT=${PGPORT:-5432} PGDATABASE=${PGDATABASE:-shop}
 PGUSER=${PGUSER:-postgres} PGPASSWORD=${PGPASSWORD:-postgres} PGSSLMODE=${PGSSLMODE:-disable}

@@ -11,6 +11,8 @@ import Database from "libsql";
 // gives a read outside a transaction. Writes, transactions and anything unusual stay with the client.
 
 const PLAIN_SELECT = /^\s*select\b/i;
+/** Answers the number of statements a wrapped client holds prepared (tests: is the read path in use?). */
+export const CACHED = Symbol("fast-reads cached statements");
 const CACHED_STATEMENTS = 512;
 const MIN_SAFE = BigInt(Number.MIN_SAFE_INTEGER);
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
@@ -131,6 +133,7 @@ export function fastReads(client: Client, path: string, busyTimeoutMs: number): 
   return new Proxy(client, {
     get(target, prop, receiver) {
       if (prop === "execute") return execute;
+      if (prop === CACHED) return cache.size;
       if (prop === "close") return () => {
         cache.clear();
         db?.close();

@@ -42,6 +42,11 @@ export class LaterIndexer {
     });
   }
 
+  /** Rows noted and not yet in the graph. */
+  get backlog(): number {
+    return this.waiting.size;
+  }
+
   /** Resolves once at most `max` rows wait (at once if so already, or if nothing drains them). */
   settle(max = BACKLOG): Promise<void> {
     if (this.waiting.size <= max || !this.running) return Promise.resolve();
