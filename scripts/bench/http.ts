@@ -11,7 +11,8 @@
 //   POST …/query price < 10                a ~10 % range filter
 // Figures: QPS, p50/p99 latency, and the service's CPU per request (from /proc) beside the
 // baseline's. `--only TEXT` runs the workloads whose name contains TEXT; `--profile DIR` writes the
-// service's CPU profile (Bun's --cpu-prof-md) there. Bounded; the database, service and data dir are removed at the end.
+// service's CPU profile (Bun's --cpu-prof-md) there; `--metrics` prints the service's own /metrics
+// (vecsync_* series, no buckets) after the run. Bounded; the database, service and data dir are removed at the end.
 import postgres from "postgres";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -29,6 +30,7 @@ const { values: args } = parseArgs({
     dims: { type: "string", default: "512" },
     only: { type: "string" },
     profile: { type: "string" },
+    metrics: { type: "boolean", default: false },
   },
 });
 const ROWS = Number(args.rows);
@@ -152,6 +154,10 @@ try {
     ["workload", "QPS", "p50 ms", "p99 ms", "errors", "service CPU ms/request", "QPS vs GET"],
     results.map((r) => [r.name, Math.round(r.count / r.secs), fmt(r.p50), fmt(r.p99), r.errors, fmt(r.cpuMs, 3), base ? fmt(r.count / r.secs / (base.count / base.secs)) : "n/a"]),
   ));
+  if (args.metrics) {
+    const text = await (await fetch(`${service.url}/metrics`)).text();
+    console.log(`\n/metrics after the run (vecsync_* series, _bucket lines left out):\n${text.split("\n").filter((l) => l.startsWith("vecsync_") && !l.includes("_bucket")).join("\n")}`);
+  }
 } finally {
   await cleanup();
 }
