@@ -3,7 +3,8 @@
 // restore, so no serve can start halfway) and whose database holds nothing yet: a restore never
 // replaces records. The file is copied beside the target, checked, and renamed over it, so an
 // interrupted restore leaves no half database under the real name.
-import { closeSync, constants, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, readSync, renameSync, rmSync, statSync } from "node:fs";
+import { closeSync, constants, copyFileSync, existsSync, mkdirSync, openSync, readSync, renameSync, rmSync, statSync } from "node:fs";
+import { fsyncPath } from "../shared/files.ts";
 import { join, resolve } from "node:path";
 import { loadConfig } from "../config.ts";
 import { lockDataDir, PRIVATE_UMASK } from "../data-dir.ts";
@@ -29,15 +30,6 @@ function isSqliteFile(path: string): boolean {
   try {
     const head = Buffer.alloc(SQLITE_MAGIC.length);
     return readSync(fd, head, 0, head.length, 0) === head.length && head.toString("latin1") === SQLITE_MAGIC;
-  } finally {
-    closeSync(fd);
-  }
-}
-
-function fsyncPath(path: string): void {
-  const fd = openSync(path, "r");
-  try {
-    fsyncSync(fd);
   } finally {
     closeSync(fd);
   }

@@ -7,7 +7,8 @@
 // params, count, header, graph) means "rebuild", never "serve" — and never "crash": the file is
 // checked in JS (index-file.ts) before usearch reads it, and a `<base>.loading` marker is left
 // while usearch reads it, so a start that died inside usearch makes the next start rebuild.
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { fsyncPath } from "../../shared/files.ts";
 import { join } from "node:path";
 import { crc32 } from "node:zlib";
 import { HnswIndex, SCALAR_BYTES } from "./hnsw.ts";
@@ -41,15 +42,6 @@ export type CheckpointRecord = Pick<CheckpointMeta, "file" | "seq" | "count" | "
 
 function baseName(collection: string, generation: number): string {
   return `${collection}.g${generation}`;
-}
-
-function fsyncPath(path: string): void {
-  const fd = openSync(path, "r");
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
 }
 
 function fileCrc32(path: string): number {
