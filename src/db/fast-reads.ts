@@ -51,9 +51,8 @@ function plainArgs(args: InArgs | undefined): unknown[] | null {
   if (args === undefined) return [];
   if (!Array.isArray(args)) return null;
   for (const v of args) {
-    const t = typeof v;
-    if (v === null || t === "string") continue;
-    if (t === "number" ? !Number.isFinite(v) : true) return null;
+    if (v === null || typeof v === "string" || (typeof v === "number" && Number.isFinite(v))) continue;
+    return null;
   }
   return args;
 }

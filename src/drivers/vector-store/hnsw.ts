@@ -115,8 +115,7 @@ export class HnswIndex {
    * `query` must own its buffer. One thread.
    */
   search(query: Float32Array, k: number, isCurrent: IsCurrent): { rids: number[]; distances: Float32Array; exhausted: boolean } {
-    const widened = Math.ceil((k * this.size) / Math.max(1, this.liveSize));
-    const asked = Math.max(1, Math.min(widened, this.size || 1));
+    const asked = this.askedFor(k);
     const found = this.index.search(query, asked, 1);
     const rids: number[] = [];
     const distances: number[] = [];
@@ -143,7 +142,7 @@ export class HnswIndex {
   findsSelves(rids: ArrayLike<number>, versions: ArrayLike<number>, vectors: Float32Array, k: number, isCurrent: IsCurrent): boolean[] {
     const n = rids.length;
     if (n === 0) return [];
-    const asked = Math.max(1, Math.min(Math.ceil((k * this.size) / Math.max(1, this.liveSize)), this.size || 1));
+    const asked = this.askedFor(k);
     const found = this.index.search(vectors, asked, threadsFor(n, this.params.threads));
     const { keys, distances } = found;
     const out: boolean[] = [];
@@ -164,6 +163,12 @@ export class HnswIndex {
       out.push(hit);
     }
     return out;
+  }
+
+  /** Results to ask usearch for so that about `k` current ones come back: k widened by the dead share. */
+  private askedFor(k: number): number {
+    const widened = Math.ceil((k * this.size) / Math.max(1, this.liveSize));
+    return Math.max(1, Math.min(widened, this.size || 1));
   }
 
   save(path: string): void {
