@@ -8,6 +8,7 @@ import { ArgsError, parseFlags as parseCommandLine } from "./shared/args.ts";
 
 const Port = type("string.integer.parse").to("0 <= number.integer <= 65535");
 const PositiveInt = type("string.integer.parse").to("number.integer > 0");
+const NonNegativeInt = type("string.integer.parse").to("number.integer >= 0");
 const Url = type("string.url");
 const Text = type("string > 0");
 const LogLevel = type("'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'");
@@ -30,6 +31,8 @@ export type Config = {
   freeVectorBudget: number;
   /** Task handlers run at once in this process (VECSYNC_WORKERS). */
   workers: number;
+  /** MiB of f32 vectors a collection keeps in memory before it turns compact (VECSYNC_FLOAT_MIRROR_MB); null: the store's default. */
+  floatMirrorMb: number | null;
   /** Sign-in codes one client IP may request per 15 minutes (docs/api.md#rate-limits: 30); raised for benchmarks. */
   otpIpLimit: number;
   denyHosts: string[];
@@ -107,6 +110,7 @@ export function loadConfig(flags: Record<string, string>, env: Env): Omit<Config
     cdcPollMs: optional<number>(env, "VECSYNC_CDC_POLL_MS", PositiveInt, "a positive number of milliseconds") ?? 1000,
     freeVectorBudget: optional<number>(env, "VECSYNC_FREE_VECTOR_BUDGET", PositiveInt, "a positive integer") ?? 1_000_000,
     workers: optional<number>(env, "VECSYNC_WORKERS", PositiveInt, "a positive integer") ?? 2,
+    floatMirrorMb: optional<number>(env, "VECSYNC_FLOAT_MIRROR_MB", NonNegativeInt, "a whole number of MiB (0: every collection compact)"),
     otpIpLimit: optional<number>(env, "VECSYNC_OTP_IP_LIMIT", PositiveInt, "a positive integer") ?? 30,
     denyHosts: list(env.VECSYNC_DENY_HOSTS),
     allowHosts: list(env.VECSYNC_ALLOW_HOSTS),

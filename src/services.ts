@@ -83,6 +83,7 @@ export function openVectorStore(config: Config, database: Database, logger: Logg
   return VectorStore.open({
     client: database.client,
     indexDir: join(config.dataDir, "indexes"),
+    floatMirrorBytes: config.floatMirrorMb === null ? undefined : config.floatMirrorMb * 2 ** 20,
     log: (event, fields) => logger.info(fields, `vector store: ${event}`),
   });
 }

@@ -26,6 +26,7 @@ const { values: args } = parseArgs({
     "per-world": { type: "string", default: "10" },
     cdc: { type: "boolean", default: false },
     damage: { type: "boolean", default: false },
+    compact: { type: "boolean", default: false },
     "catch-up-ms": { type: "string" },
   },
 });
@@ -49,11 +50,11 @@ let done = 0;
 while (done < totalCycles) {
   const rows = args.rows ? Number(args.rows) : prng(seed).int(3_000, 20_000);
   const cycles = Math.min(perWorld, totalCycles - done);
-  const report = await runSeed({ seed, cycles, rows, cdc: args.cdc, catchUpMs, log }).catch((e): Report => ({
+  const report = await runSeed({ seed, cycles, rows, cdc: args.cdc, compact: args.compact, catchUpMs, log }).catch((e): Report => ({
     seed, rows, cycles: 0, restarts: 0, kills: 0, rowsChecked: 0, queries: 0, loopAnswers: 0, feedFaults: [], ms: 0,
     failures: [{ seed, cycle: -1, kind: "harness_error", detail: String(e?.stack ?? e) }],
   }));
-  reports.push({ label: `seed ${seed}${args.cdc ? " cdc" : ""}`, ...report });
+  reports.push({ label: `seed ${seed}${args.cdc ? " cdc" : ""}${args.compact ? " compact" : ""}`, ...report });
   log(`seed ${seed}: ${rows} rows, ${report.cycles}/${cycles} cycles, ${report.failures.length} failures, ${Math.round(report.ms / 1000)} s`);
   // A world that ends early (failed start) still spends its cycles: the run stays bounded.
   done += cycles;

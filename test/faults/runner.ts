@@ -12,7 +12,8 @@ import { applyWorkload } from "./workload.ts";
 import { FaultWorld } from "./world.ts";
 
 export type { Failure, Report } from "./run.ts";
-export type RunOptions = { seed: number; cycles: number; rows: number; cdc?: boolean; catchUpMs?: number; log?: (line: string) => void };
+/** `compact`: the service keeps no f32 vectors in memory (VECSYNC_FLOAT_MIRROR_MB=0; docs/architecture.md#compact-mirror). */
+export type RunOptions = { seed: number; cycles: number; rows: number; cdc?: boolean; compact?: boolean; catchUpMs?: number; log?: (line: string) => void };
 
 /** docs/running.md#shutdown: SIGTERM → exit 0 within 10 s. */
 const SHUTDOWN_MS = 10_000;
@@ -23,7 +24,7 @@ export const catchUpMsOf = (rows: number) => 60_000 + rows * 3;
 
 export async function runSeed(opts: RunOptions): Promise<Report> {
   const plan = schedule(opts.seed, opts.cycles, opts.rows, busyMsOf(opts.rows), opts.cdc);
-  await using world = await FaultWorld.open(opts.rows, { cdc: opts.cdc });
+  await using world = await FaultWorld.open(opts.rows, { cdc: opts.cdc, compact: opts.compact });
   const run = new Run(world, opts.seed, opts.catchUpMs ?? catchUpMsOf(opts.rows), opts.log ?? (() => {}));
   try {
     const first = await world.start();

@@ -50,9 +50,10 @@ export class FaultWorld implements AsyncDisposable {
     readonly dir: TempDir,
     readonly rows: number,
     readonly cdc: boolean,
+    readonly compact: boolean,
   ) {}
 
-  static async open(rows: number, opts: { cdc?: boolean } = {}): Promise<FaultWorld> {
+  static async open(rows: number, opts: { cdc?: boolean; compact?: boolean } = {}): Promise<FaultWorld> {
     const pg = await throwawayPostgres();
     let fake: FakeEmbeddings | undefined;
     try {
@@ -62,7 +63,7 @@ export class FaultWorld implements AsyncDisposable {
       // otherwise pace the thousands of checking queries, not the service's own work.
       const rateLimit = { requestsPerMinute: 1_000_000, tokensPerMinute: 1_000_000_000, burstSec: 6 };
       fake = await startFakeEmbeddings("emb_a", { apiKey: API_KEY, switches: { record: false, rateLimit, stateLimits: true } });
-      const world = new FaultWorld(pg, fake, tempDir("vecsync-faults-"), rows, opts.cdc ?? false);
+      const world = new FaultWorld(pg, fake, tempDir("vecsync-faults-"), rows, opts.cdc ?? false, opts.compact ?? false);
       open.add(world);
       return world;
     } catch (err) {
@@ -83,7 +84,8 @@ export class FaultWorld implements AsyncDisposable {
 
   /** Spawns a process on the data dir without waiting (kills during start-up need the handle). */
   spawn(): Spawned {
-    this.service = spawnService(this.dataDir, { VECSYNC_EMB_A_URL: this.fake.url, ...(this.cdc ? STREAM_ONLY : { VECSYNC_SYNC_INTERVAL: "1" }) });
+    const memory: Record<string, string> = this.compact ? { VECSYNC_FLOAT_MIRROR_MB: "0" } : {};
+    this.service = spawnService(this.dataDir, { VECSYNC_EMB_A_URL: this.fake.url, ...memory, ...(this.cdc ? STREAM_ONLY : { VECSYNC_SYNC_INTERVAL: "1" }) });
     return this.service;
   }
 

@@ -13,6 +13,12 @@ describe("happy", () => {
     expect(c.reconcileIntervalSec).toBe(3600);
     expect(c.cdcPollMs).toBe(1000);
     expect(c.freeVectorBudget).toBe(1_000_000);
+    expect(c.floatMirrorMb).toBeNull(); // the vector store's own default (512 MiB)
+  });
+
+  test("VECSYNC_FLOAT_MIRROR_MB takes 0 (every collection compact) or more", () => {
+    expect(loadConfig({}, { VECSYNC_FLOAT_MIRROR_MB: "0" }).floatMirrorMb).toBe(0);
+    expect(loadConfig({}, { VECSYNC_FLOAT_MIRROR_MB: "2048" }).floatMirrorMb).toBe(2048);
   });
 
   test("flags win over environment variables", () => {
@@ -49,6 +55,7 @@ describe("errors", () => {
     [{ VECSYNC_RECONCILE_INTERVAL: "1h" }, "VECSYNC_RECONCILE_INTERVAL"],
     [{ VECSYNC_LOG_LEVEL: "loud" }, "VECSYNC_LOG_LEVEL"],
     [{ VECSYNC_FREE_VECTOR_BUDGET: "lots" }, "VECSYNC_FREE_VECTOR_BUDGET"],
+    [{ VECSYNC_FLOAT_MIRROR_MB: "-1" }, "VECSYNC_FLOAT_MIRROR_MB"],
   ])("%p names the variable", (env, name) => {
     expect(() => loadConfig({}, env)).toThrow(new RegExp(`^${name} must be`));
   });

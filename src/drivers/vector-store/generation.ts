@@ -10,7 +10,7 @@ import { addInSteps, buildCompacted } from "./compaction.ts";
 import { removeCheckpointFiles, writeCheckpoint } from "./checkpoint.ts";
 import { addCurrentVersions, HnswIndex } from "./hnsw.ts";
 import { Mutex } from "./lock.ts";
-import { Mirror } from "./mirror.ts";
+import { Mirror, type MirrorMemory } from "./mirror.ts";
 import type { Calibration } from "./planner.ts";
 import { pruneTombstones, readChangesSince } from "./reads.ts";
 import { recordCheckpoint } from "./registry.ts";
@@ -57,9 +57,9 @@ export class Generation implements GenerationRef {
     private readonly params: IndexParams,
     private readonly indexDir: string,
     private readonly log: StoreLog,
-    keepTexts = true,
+    memory: MirrorMemory = {},
   ) {
-    this.mirror = new Mirror(spec, keepTexts);
+    this.mirror = new Mirror(spec, memory);
     this.hnsw = new HnswIndex(spec.dimensions, params);
     this.sweeper = new StraySweeper(this, (event, fields) => this.log(event, { collection, generation, ...fields }));
   }

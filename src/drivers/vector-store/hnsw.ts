@@ -86,14 +86,14 @@ export class HnswIndex {
   }
 
   /** Adds row versions not yet present (a replay may offer one twice). `vectors`: n × dims, offset 0. */
-  add(rids: ArrayLike<number>, versions: ArrayLike<number>, vectors: Float32Array): void {
+  add(rids: ArrayLike<number>, versions: ArrayLike<number>, vectors: Float32Array | Int8Array): void {
     if (rids.length === 0) return;
     const keys = BigUint64Array.from(Array.from(rids, (r, i) => keyOf(r, versions[i]!)));
     const present = this.presence(keys);
     if (!present.some(Boolean)) return this.index.add(keys, vectors, this.params.threads);
     const keep = present.flatMap((p, i) => (p ? [] : [i]));
     if (keep.length === 0) return;
-    const fresh = new Float32Array(keep.length * this.dims);
+    const fresh = vectors instanceof Int8Array ? new Int8Array(keep.length * this.dims) : new Float32Array(keep.length * this.dims);
     keep.forEach((from, to) => fresh.set(vectors.subarray(from * this.dims, (from + 1) * this.dims), to * this.dims));
     this.index.add(BigUint64Array.from(keep, (i) => keys[i]!), fresh, this.params.threads);
   }
@@ -114,7 +114,7 @@ export class HnswIndex {
    * share so dead keys do not crowd live rows out. `exhausted`: the index had no more to give.
    * `query` must own its buffer. One thread.
    */
-  search(query: Float32Array, k: number, isCurrent: IsCurrent): { rids: number[]; distances: Float32Array; exhausted: boolean } {
+  search(query: Float32Array | Int8Array, k: number, isCurrent: IsCurrent): { rids: number[]; distances: Float32Array; exhausted: boolean } {
     const asked = this.askedFor(k);
     const found = this.index.search(query, asked, 1);
     const rids: number[] = [];
@@ -139,7 +139,7 @@ export class HnswIndex {
    * its own vector find it among the first `k` current results? One batched native search on the
    * index's threads: the write checks of a page cost one call, not one per row (issue 16).
    */
-  findsSelves(rids: ArrayLike<number>, versions: ArrayLike<number>, vectors: Float32Array, k: number, isCurrent: IsCurrent): boolean[] {
+  findsSelves(rids: ArrayLike<number>, versions: ArrayLike<number>, vectors: Float32Array | Int8Array, k: number, isCurrent: IsCurrent): boolean[] {
     const n = rids.length;
     if (n === 0) return [];
     const asked = this.askedFor(k);
@@ -193,7 +193,7 @@ export class HnswIndex {
 export function addCurrentVersions(index: HnswIndex, mirror: Mirror, rids: number[]): void {
   const sorted = Float64Array.from(rids).sort();
   for (let i = 0; i < sorted.length; ) {
-    const vectors = mirror.gather(sorted, i, GATHER_ROWS).slice();
+    const vectors = mirror.gatherForIndex(sorted, i, GATHER_ROWS).slice();
     const n = vectors.length / mirror.dims;
     const step = sorted.subarray(i, i + n);
     index.add(step, Array.from(step, (rid) => mirror.versionOf(rid)), vectors);

@@ -1,8 +1,14 @@
-// The in-memory mirror of one generation: every live row's f32 vector (and its i8 codes), typed metadata, primary
-// key and (unless `keepTexts` is off) embedded text, indexed by rid. It feeds the exact path
-// (gather + usearch exactSearch), the f32 re-score of HNSW candidates, the in-memory filter
-// predicate and the hits themselves, so a search on a ready generation needs no SQL for
-// broad or unfiltered queries. libSQL stays the source of truth.
+// The in-memory mirror of one generation: every live row's i8 codes (and, while the collection is
+// small enough, its f32 vector), typed metadata, primary key and (unless `keepTexts` is off, or
+// the mirror is compact) embedded text, indexed by rid. It feeds the exact path (gather + usearch
+// exactSearch), the re-score of HNSW candidates, the in-memory filter predicate and the hits
+// themselves, so a search on a ready generation needs no SQL for broad or unfiltered queries.
+// libSQL stays the source of truth.
+//
+// Compact: past `floatBytes` of f32 vectors (MirrorMemory) the mirror drops its f32 copy and its
+// texts for good and keeps the codes only, a quarter of the f32 size. Its scores are then the
+// codes' cosines, close but not exact; search.ts reads the few final candidates' f32 vectors and
+// texts back from libSQL (refine.ts) and returns exact scores as before.
 import type { ColumnAccess } from "./filters/index.ts";
 import { quantizeInto } from "./quantize.ts";
 import { booleanColumn, type ColumnStore, keywordColumn, numberColumn } from "./columns.ts";
@@ -35,8 +41,22 @@ export function normalizeInPlace(data: Float32Array, from: number, dims: number)
   for (let j = from; j < from + dims; j++) data[j]! *= inv;
 }
 
+/** How much of each row the mirror keeps in memory (VectorStoreOptions). */
+export interface MirrorMemory {
+  /** Keep embedded texts (default true); a compact mirror never does. */
+  keepTexts?: boolean;
+  /** Most bytes of f32 vectors kept (live rows × dims × 4) before the mirror turns compact (default: no limit). */
+  floatBytes?: number;
+}
+
 export class Mirror {
   readonly dims: number;
+  /** False once compact: only the i8 codes are kept (and the f32 slabs are empty). */
+  hasFloats = true;
+  keepTexts: boolean;
+  private readonly floatBytes: number;
+  /** A compact mirror's set() normalizes here before quantizing. */
+  private scratch: Float32Array | null = null;
   /** [GATHER_ROWS gather rows | one unit vector per rid of the slab], SLAB_ROWS rids per slab. */
   private readonly slabs: Float32Array[] = [];
   /** The same layout holding each vector as i8 codes (quantize.ts), for the wide exact scan. */
@@ -58,10 +78,13 @@ export class Mirror {
 
   constructor(
     readonly spec: GenerationSpec,
-    readonly keepTexts = true,
+    memory: MirrorMemory = {},
     initialRows = 1024,
   ) {
     this.dims = spec.dimensions;
+    this.keepTexts = memory.keepTexts ?? true;
+    this.floatBytes = memory.floatBytes ?? Infinity;
+    if (this.floatBytes <= 0) this.compact();
     this.capacity = initialRows;
     this.live = new Uint8Array(initialRows);
     this.versions = new Float64Array(initialRows);
@@ -100,15 +123,16 @@ export class Mirror {
   /** Makes slab `index` hold rid offset `within`, moving its rows past a larger gather area. */
   private growSlab(index: number, within: number): void {
     const d = this.dims;
-    const old = this.slabs[index]!;
     const oldGather = this.gatherRows[index]!;
-    const rows = old.length / d - oldGather;
+    const rows = this.codeSlabs[index]!.length / d - oldGather;
     if (within < rows) return;
     const next = Math.min(SLAB_ROWS, Math.max(within + 1, Math.ceil(rows * 1.5), 64));
     const gather = Math.min(GATHER_ROWS, next);
-    const grown = new Float32Array((gather + next) * d);
-    grown.set(old.subarray(oldGather * d), gather * d);
-    this.slabs[index] = grown;
+    if (this.hasFloats) {
+      const grown = new Float32Array((gather + next) * d);
+      grown.set(this.slabs[index]!.subarray(oldGather * d), gather * d);
+      this.slabs[index] = grown;
+    }
     const codes = new Int8Array((gather + next) * d);
     codes.set(this.codeSlabs[index]!.subarray(oldGather * d), gather * d);
     this.codeSlabs[index] = codes;
@@ -142,16 +166,41 @@ export class Mirror {
   set(rid: number, vector: Float32Array, metadata: MetadataValue[], pk: string, text: string, version = 0): void {
     this.ensure(rid);
     this.versions[rid] = version;
-    const page = this.slabOf(rid);
     const base = this.offsetOf(rid);
-    page.set(vector, base);
-    normalizeInPlace(page, base, this.dims);
-    quantizeInto(page, base, this.dims, this.codeSlabs[rid >>> SLAB_SHIFT]!, base);
+    const codes = this.codeSlabs[rid >>> SLAB_SHIFT]!;
+    if (this.hasFloats) {
+      const page = this.slabOf(rid);
+      page.set(vector, base);
+      normalizeInPlace(page, base, this.dims);
+      quantizeInto(page, base, this.dims, codes, base);
+    } else {
+      const unit = (this.scratch ??= new Float32Array(this.dims));
+      unit.set(vector);
+      normalizeInPlace(unit, 0, this.dims);
+      quantizeInto(unit, 0, this.dims, codes, base);
+    }
     this.setMetadata(rid, metadata);
     this.setLabels(rid, pk, this.keepTexts ? text : undefined);
     if (this.live[rid] !== 1) this.liveCount++;
     this.live[rid] = 1;
     if (rid >= this.ridEnd) this.ridEnd = rid + 1;
+    if (this.hasFloats && this.liveCount * this.dims * 4 > this.floatBytes) this.compact();
+  }
+
+  /**
+   * Drops the f32 vectors and the texts for good (they stay in libSQL): the mirror keeps the i8
+   * codes only. One-way: a collection that grew past the limit and shrank again stays compact
+   * until the next start.
+   */
+  compact(): void {
+    if (!this.hasFloats) return;
+    this.hasFloats = false;
+    for (let i = 0; i < this.slabs.length; i++) this.slabs[i] = new Float32Array(0);
+    if (this.keepTexts) {
+      for (const text of this.texts) this.labelChars -= text?.length ?? 0;
+      this.texts.length = 0;
+      this.keepTexts = false;
+    }
   }
 
   setMetadata(rid: number, metadata: MetadataValue[]): void {
@@ -185,10 +234,28 @@ export class Mirror {
     return this.texts[rid];
   }
 
-  /** A copy of one row's (unit) vector, in its own buffer (safe for any native call). */
+  /** The i8 codes holding `rid`'s vector; they start at `offsetOf(rid)`. For tight loops. */
+  codeSlabOf(rid: number): Int8Array {
+    return this.codeSlabs[rid >>> SLAB_SHIFT]!;
+  }
+
+  /**
+   * A copy of one row's unit vector, in its own buffer (safe for any native call). A compact
+   * mirror answers its codes, scaled to unit length: the same direction to within the codes' rounding.
+   */
   vectorOf(rid: number): Float32Array {
     const start = this.offsetOf(rid);
-    return this.slabOf(rid).slice(start, start + this.dims);
+    if (this.hasFloats) return this.slabOf(rid).slice(start, start + this.dims);
+    const out = Float32Array.from(this.codeSlabOf(rid).subarray(start, start + this.dims));
+    normalizeInPlace(out, 0, this.dims);
+    return out;
+  }
+
+  /** What the index is given for a row (and searched with to find it): its f32 vector, or a compact mirror's codes. Own buffer. */
+  indexVectorOf(rid: number): Float32Array | Int8Array {
+    if (this.hasFloats) return this.vectorOf(rid);
+    const start = this.offsetOf(rid);
+    return this.codeSlabOf(rid).slice(start, start + this.dims);
   }
 
   /**
@@ -197,7 +264,13 @@ export class Mirror {
    * (rows taken = length / dims). Valid until the next gather: use it synchronously.
    */
   gather(rids: ArrayLike<number>, from: number, max: number): Float32Array {
+    if (!this.hasFloats) throw new Error("a compact mirror keeps no f32 vectors");
     return this.gatherFrom(this.slabs, rids, from, max);
+  }
+
+  /** `gather` of what the index is given (indexVectorOf): f32 vectors, or a compact mirror's codes. */
+  gatherForIndex(rids: ArrayLike<number>, from: number, max: number): Float32Array | Int8Array {
+    return this.hasFloats ? this.gather(rids, from, max) : this.gatherCodes(rids, from, max);
   }
 
   /** `gather` for the i8 codes: same rows taken, a view at byte offset 0 of that slab's code gather area. */

@@ -104,6 +104,19 @@ export async function readTexts(client: Client, ref: GenerationRef, rids: number
   return new Map(rs.rows.map((r) => [Number(r.rid), String(r.text)]));
 }
 
+/**
+ * The f32 vectors and texts of a few rows by rid (refine.ts). One statement text whatever the
+ * rids (a JSON list), so a read connection's statement cache keeps it prepared.
+ */
+export async function readVectorsAndTexts(client: Client, ref: GenerationRef, rids: number[]): Promise<Map<number, { vector: Float32Array; text: string }>> {
+  const t = generationTables(ref.collection, ref.generation);
+  const rs = await client.execute({
+    sql: `SELECT rid, vec, text FROM ${t.docs} WHERE rid IN (SELECT value FROM json_each(?))`,
+    args: [JSON.stringify(rids)],
+  });
+  return new Map(rs.rows.map((r) => [Number(r.rid), { vector: new Float32Array((r.vec as ArrayBuffer).slice(0)), text: String(r.text) }]));
+}
+
 /** Hashes for diffing: a page in pk (code point) order, or the given pks. */
 export async function readHashes(client: Client, ref: GenerationRef, opts: { afterPk?: string; limit?: number; pks?: string[] }): Promise<RowHashes[]> {
   const t = generationTables(ref.collection, ref.generation);

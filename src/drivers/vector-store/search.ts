@@ -3,6 +3,8 @@
 // ordered by score then primary key, with min score applied. On a ready generation everything
 // but the exact path's rid read (and the text, when texts are not kept in memory) comes from the
 // mirror, read synchronously: one consistent state, the one every acknowledged write has reached.
+// A compact mirror (mirror.ts) keeps i8 codes only: the paths then choose refineRows(k)
+// candidates by the codes' cosine, and refine.ts scores them exactly from libSQL.
 import type { Client } from "@libsql/client";
 import { comparePk } from "../../shared/pk-order.ts";
 import { VectorStoreError } from "./errors.ts";
@@ -12,6 +14,7 @@ import type { HnswIndex } from "./hnsw.ts";
 import { type Mirror, normalizeInPlace } from "./mirror.ts";
 import { type Calibration, type HnswPlan, type Plan, type PlanInput, planFiltered, planUnfiltered } from "./planner.ts";
 import { matchingRids, readTexts } from "./reads.ts";
+import { refine, refineRows } from "./refine.ts";
 import { type GenerationRef, readMetadataValue } from "./rows.ts";
 import { generationTables } from "./schema.ts";
 import type { CollectionStatus, Metadata, SearchHit, SearchPath, SearchRequest, SearchResult } from "./types.ts";
@@ -60,32 +63,40 @@ export async function searchGeneration(client: Client, gen: SearchTarget, req: S
   };
   const filter = node ? { node, pred: compilePredicate(node, mirror.access) } : null;
   const plan = filter ? planFiltered(input, filter.pred, mirror) : planUnfiltered(input);
-  const found = await run(client, gen, query, req, plan, filter);
+  // A compact mirror's paths keep more than k: their order is the codes', refine() makes it exact.
+  const keep = mirror.hasFloats ? req.k : refineRows(req.k);
+  const found = await run(client, gen, query, req, plan, filter, keep);
+  const refined = mirror.hasFloats ? null : await refine(client, gen, query, found.candidates, req.k);
   const minScore = req.minScore ?? null;
-  const candidates = minScore === null ? found.candidates : found.candidates.filter((c) => 1 - c.distance >= minScore);
-  return { hits: await finish(client, gen, candidates, req.k), path: found.path };
+  // Writes may land during refine's read: keep only rows still live and still matching.
+  const chosen = refined ? refined.candidates.filter((c) => mirror.isLive(c.rid) && (!filter || filter.pred(c.rid))) : found.candidates;
+  const candidates = minScore === null ? chosen : chosen.filter((c) => 1 - c.distance >= minScore);
+  return { hits: await finish(client, gen, candidates, req.k, refined?.texts), path: found.path };
 }
 
-/** Runs a plan; a bounded exact read that overflows, or an HNSW search that falls short, runs the plan's next step. */
-async function run(client: Client, gen: SearchTarget, query: Float32Array, req: SearchRequest, plan: Plan, filter: Filter | null): Promise<Found> {
+/**
+ * Runs a plan, keeping the `keep` best (and their ties); a bounded exact read that overflows, or
+ * an HNSW search that falls short, runs the plan's next step.
+ */
+async function run(client: Client, gen: SearchTarget, query: Float32Array, req: SearchRequest, plan: Plan, filter: Filter | null, keep: number): Promise<Found> {
   const mirror = gen.mirror;
   const pred = filter?.pred ?? null;
   if (plan.path === "hnsw") {
     // An HNSW step planned before an awaited exact read (a bounded read that overflowed) may find
     // a rebuild started meanwhile: that index is partial, so the exact path answers instead.
-    if (gen.status !== "ready") return run(client, gen, query, req, { path: "exact" }, filter);
+    if (gen.status !== "ready") return run(client, gen, query, req, { path: "exact" }, filter, keep);
     const found = hnswCandidates(gen.hnsw, mirror, query, plan, pred, req.minScore ?? null);
-    if (!found.complete && plan.exactIfShort) return run(client, gen, query, req, { path: "exact" }, filter);
+    if (!found.complete && plan.exactIfShort) return run(client, gen, query, req, { path: "exact" }, filter, keep);
     const rids = withStrays(gen.hnsw, mirror, found.rids.slice(0, plan.rescore), pred);
-    return { candidates: cutWithTies(rescore(mirror, query, rids), req.k), path: "hnsw" };
+    return { candidates: cutWithTies(rescore(mirror, query, rids), keep), path: "hnsw" };
   }
-  if (!filter) return { candidates: exactTopK(mirror, query, mirror.liveRids(), req.k), path: "exact-memory" };
+  if (!filter) return { candidates: exactTopK(mirror, query, mirror.liveRids(), keep), path: "exact-memory" };
   const limit = plan.path === "exact-bounded" ? plan.limit : Infinity;
   const matching = await matchingRids(client, gen, compileSql(filter.node, gen.spec.metadata), limit);
-  if (plan.path === "exact-bounded" && matching.count > limit) return run(client, gen, query, req, plan.beyond, filter);
+  if (plan.path === "exact-bounded" && matching.count > limit) return run(client, gen, query, req, plan.beyond, filter, keep);
   // Writes may land during the await: keep only rids still live and still matching in the mirror.
   const rids = matching.rids.filter((rid) => mirror.isLive(rid) && filter.pred(rid)).sort();
-  const candidates = rids.length > SCAN_MIN_ROWS ? scanTopK(mirror, query, rids, req.k) : exactTopK(mirror, query, rids, req.k);
+  const candidates = rids.length > SCAN_MIN_ROWS ? scanTopK(mirror, query, rids, keep) : exactTopK(mirror, query, rids, keep);
   return { candidates, path: "exact-memory" };
 }
 
@@ -124,13 +135,17 @@ function withStrays(index: HnswIndex, mirror: Mirror, rids: number[], pred: Pred
   return out;
 }
 
-/** Turns the (at most k + ties) candidates into hits from the mirror, orders them, cuts to k. */
-async function finish(client: Client, gen: SearchTarget, candidates: Candidate[], k: number): Promise<SearchHit[]> {
+/**
+ * Turns the (at most k + ties) candidates into hits from the mirror, orders them, cuts to k.
+ * Texts come from the mirror, or from `texts` (refine.ts read them), or else one libSQL read.
+ */
+async function finish(client: Client, gen: SearchTarget, candidates: Candidate[], k: number, refinedTexts?: Map<number, string>): Promise<SearchHit[]> {
   if (candidates.length === 0) return [];
   const mirror = gen.mirror;
-  const hits: SearchHit[] = candidates.map((c) => ({ pk: mirror.pkOf(c.rid), score: 1 - c.distance, metadata: mirror.metadataOf(c.rid), text: mirror.textOf(c.rid) ?? "" }));
+  const textOf = (rid: number) => refinedTexts?.get(rid) ?? mirror.textOf(rid) ?? "";
+  const hits: SearchHit[] = candidates.map((c) => ({ pk: mirror.pkOf(c.rid), score: 1 - c.distance, metadata: mirror.metadataOf(c.rid), text: textOf(c.rid) }));
   const ordered = orderHits(hits, k, gen.spec.numericPk);
-  if (mirror.keepTexts) return ordered;
+  if (refinedTexts || mirror.keepTexts) return ordered;
   // Texts live only in libSQL: one read for the final hits. A row deleted meanwhile is dropped.
   const ridOf = new Map(candidates.map((c) => [mirror.pkOf(c.rid), c.rid]));
   const texts = await readTexts(client, gen, ordered.map((h) => ridOf.get(h.pk)!));

@@ -29,6 +29,7 @@ export async function collectStats(client: Client, gen: Generation): Promise<Col
     dimensions: gen.spec.dimensions,
     sqlBytes: await sqlBytes(client, gen),
     memoryBytes: gen.mirror.bytes() + indexBytes,
+    compact: !gen.mirror.hasFloats,
     indexBytes,
     changeSeq: gen.appliedSeq,
     checkpointSeq: gen.checkpointSeq,

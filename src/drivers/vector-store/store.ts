@@ -24,6 +24,13 @@ import type { CollectionStats, CollectionStatus, GenerationSpec, IndexParams, Me
  */
 export const DEFAULT_INDEX_PARAMS: IndexParams = { scalar: "i8", connectivity: 16, expansionAdd: 128, expansionSearch: 64, threads: 2 };
 
+/**
+ * 512 MiB of f32 vectors per collection: 350k rows at 384 dims, 175k at 768. Below it searches
+ * need no SQL read; above it a collection takes a quarter of the memory for its vectors (README
+ * "What a million vectors costs") and each search reads ~2k rows back from libSQL.
+ */
+export const DEFAULT_FLOAT_MIRROR_BYTES = 512 * 2 ** 20;
+
 export interface VectorStoreOptions {
   /** Created by the caller (`createClient({ url })`); local files should be in WAL mode. */
   client: Client;
@@ -40,6 +47,13 @@ export interface VectorStoreOptions {
    */
   keepTexts?: boolean;
   /**
+   * A collection keeps its f32 vectors in memory while they take at most this many bytes (live
+   * rows × dims × 4; default DEFAULT_FLOAT_MIRROR_BYTES). Past it the collection turns compact
+   * (mirror.ts): i8 codes only, no texts, and each search reads its final candidates' f32
+   * vectors and texts from libSQL (refine.ts). 0: every collection compact from the start.
+   */
+  floatMirrorBytes?: number;
+  /**
    * Measure filtered-search depth on each collection's own data (calibration.ts) in the
    * background after a filtered search finds the measurement missing or stale (default true).
    */
@@ -54,11 +68,12 @@ export class VectorStore {
     indexDir: string,
     params: Partial<IndexParams> | undefined,
     private readonly log: StoreLog,
-    private readonly tuning: { exactCapScale?: number; keepTexts: boolean; autoCalibrate: boolean },
+    private readonly tuning: { exactCapScale?: number; keepTexts: boolean; floatMirrorBytes: number; autoCalibrate: boolean },
   ) {
     const indexParams = { ...DEFAULT_INDEX_PARAMS, ...params };
+    const memory = { keepTexts: tuning.keepTexts, floatBytes: tuning.floatMirrorBytes };
     const newGeneration = (collection: string, generation: number, spec: GenerationSpec) =>
-      new Generation(collection, generation, spec, indexParams, indexDir, log, tuning.keepTexts);
+      new Generation(collection, generation, spec, indexParams, indexDir, log, memory);
     this.collections = new Collections(client, newGeneration, log);
   }
 
@@ -67,6 +82,7 @@ export class VectorStore {
     const store = new VectorStore(opts.client, opts.indexDir, opts.index, opts.log ?? (() => {}), {
       exactCapScale: opts.exactCapScale,
       keepTexts: opts.keepTexts ?? true,
+      floatMirrorBytes: opts.floatMirrorBytes ?? DEFAULT_FLOAT_MIRROR_BYTES,
       autoCalibrate: opts.autoCalibrate ?? true,
     });
     await store.collections.open();

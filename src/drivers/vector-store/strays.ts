@@ -37,7 +37,7 @@ export function checkStrays(hnsw: HnswIndex, mirror: Mirror, rids: ArrayLike<num
   const isCurrent = (rid: number, version: number) => mirror.isCurrent(rid, version);
   const sorted = Float64Array.from(rids).sort(); // one gather per slab run (mirror.ts)
   for (let i = 0; i < sorted.length; ) {
-    const vectors = mirror.gather(sorted, i, GATHER_ROWS).slice(); // own buffer: usearch ignores view offsets
+    const vectors = mirror.gatherForIndex(sorted, i, GATHER_ROWS).slice(); // own buffer: usearch ignores view offsets
     const n = vectors.length / mirror.dims;
     const step = sorted.subarray(i, i + n);
     const found = hnsw.findsSelves(step, Array.from(step, (rid) => mirror.versionOf(rid)), vectors, STRAY_CHECK_K, isCurrent);
@@ -66,7 +66,7 @@ export function selfCheck(hnsw: HnswIndex, mirror: Mirror): string | null {
   let tried = 0;
   for (let i = Math.floor(step / 2); i < rids.length && tried < SELF_CHECK_ROWS; i += step, tried++) {
     const rid = rids[i]!;
-    const found = hnsw.search(mirror.vectorOf(rid), 10, (r, v) => mirror.isCurrent(r, v));
+    const found = hnsw.search(mirror.indexVectorOf(rid), 10, (r, v) => mirror.isCurrent(r, v));
     // A row with an identical vector found instead (duplicated texts) still shows the way there works.
     if (!found.rids.includes(rid) && !((found.distances[0] ?? 1) < 1e-3)) misses++;
   }

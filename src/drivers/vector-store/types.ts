@@ -129,8 +129,10 @@ export interface CollectionStats {
   dimensions: number;
   /** Bytes of the collection's tables in libSQL (dbstat when available, else an estimate). */
   sqlBytes: number;
-  /** Bytes held in process memory: the f32 mirror, metadata columns and the HNSW index. */
+  /** Bytes held in process memory: the mirror (vectors, metadata, keys, texts) and the HNSW index. */
   memoryBytes: number;
+  /** True once the mirror keeps i8 codes only (VectorStoreOptions.floatMirrorBytes). */
+  compact: boolean;
   indexBytes: number;
   changeSeq: number;
   checkpointSeq: number;

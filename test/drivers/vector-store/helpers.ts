@@ -17,7 +17,8 @@ export interface World {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
-export async function makeWorld(): Promise<World> {
+/** `defaults`: store options every `open` of this world starts from (e.g. a compact mirror). */
+export async function makeWorld(defaults: Partial<VectorStoreOptions> = {}): Promise<World> {
   const dir = mkdtempSync(join(tmpdir(), "vecsync-vs-"));
   const dbUrl = `file:${join(dir, "vecsync.db")}`;
   const client = createClient({ url: dbUrl });
@@ -31,7 +32,7 @@ export async function makeWorld(): Promise<World> {
     client,
     async open(opts = {}) {
       // No background calibration unless a test asks: the paths tests assert stay deterministic.
-      const store = await VectorStore.open({ client, indexDir, autoCalibrate: false, ...opts });
+      const store = await VectorStore.open({ client, indexDir, autoCalibrate: false, ...defaults, ...opts });
       stores.push(store);
       return store;
     },

@@ -5,9 +5,12 @@ import { clusteredVectors, cosine, makeWorld, overlap, pks, productRows, referen
 
 const queries = clusteredVectors(20, SPEC.dimensions, 99);
 
-describe("happy", () => {
+// Every behaviour holds with f32 vectors in memory and with a compact mirror (i8 codes, exact scores read back: refine.ts).
+const MIRRORS = [["f32", {}], ["compact", { floatMirrorBytes: 0 }]] as const;
+
+describe.each(MIRRORS)("happy, %s mirror", (_, memory) => {
   test("exact answers match brute force, with filters, ordered by score", async () => {
-    await using w = await makeWorld();
+    await using w = await makeWorld(memory);
     const store = await w.open();
     await store.createCollection("vt_a", SPEC);
     const rows = productRows(300, SPEC.dimensions);
@@ -25,7 +28,7 @@ describe("happy", () => {
   });
 
   test("hits carry typed metadata, text and cosine similarity", async () => {
-    await using w = await makeWorld();
+    await using w = await makeWorld(memory);
     const store = await w.open();
     await store.createCollection("vt_a", SPEC);
     const rows = productRows(20, SPEC.dimensions);
@@ -38,7 +41,7 @@ describe("happy", () => {
   });
 
   test("ties in score are broken by primary key, numerically for numeric keys", async () => {
-    await using w = await makeWorld();
+    await using w = await makeWorld(memory);
     const store = await w.open();
     await store.createCollection("vt_a", SPEC);
     const [same, other] = clusteredVectors(2, SPEC.dimensions, 5);
@@ -52,7 +55,7 @@ describe("happy", () => {
   });
 
   test("min score keeps only results at or above it", async () => {
-    await using w = await makeWorld();
+    await using w = await makeWorld(memory);
     const store = await w.open();
     await store.createCollection("vt_a", SPEC);
     const rows = productRows(200, SPEC.dimensions);
@@ -64,7 +67,7 @@ describe("happy", () => {
   });
 
   test("HNSW path with oversampling: filtered results exact w.r.t. the filter, high recall", async () => {
-    await using w = await makeWorld();
+    await using w = await makeWorld(memory);
     const store = await w.open({ index: { threads: 1 } });
     await store.createCollection("vt_a", SPEC);
     // 3,000 rows: past the unfiltered exact limit (2,048); the exact cap for k=10 is ~1,080 matches
@@ -88,7 +91,7 @@ describe("happy", () => {
   });
 
   test("texts kept in libSQL only: same hits, texts read for the final k, scores exact f32 cosine", async () => {
-    await using w = await makeWorld();
+    await using w = await makeWorld(memory);
     const store = await w.open({ index: { threads: 1 }, keepTexts: false });
     await store.createCollection("vt_a", SPEC);
     const rows = productRows(3000, SPEC.dimensions);
@@ -112,7 +115,7 @@ describe("happy", () => {
   });
 
   test("delete, metadata-only update and re-upsert are reflected in search, count and hashes", async () => {
-    await using w = await makeWorld();
+    await using w = await makeWorld(memory);
     const store = await w.open();
     await store.createCollection("vt_a", SPEC);
     const rows = productRows(50, SPEC.dimensions);
@@ -134,7 +137,7 @@ describe("happy", () => {
   });
 
   test("the SQL exact path (libSQL vector functions) agrees with the in-memory one", async () => {
-    await using w = await makeWorld();
+    await using w = await makeWorld(memory);
     const store = await w.open();
     await store.createCollection("vt_a", SPEC);
     const rows = productRows(300, SPEC.dimensions);
@@ -151,7 +154,7 @@ describe("happy", () => {
   });
 
   test("stats report rows, bytes and sequences", async () => {
-    await using w = await makeWorld();
+    await using w = await makeWorld(memory);
     const store = await w.open();
     await store.createCollection("vt_a", SPEC);
     await store.upsert("vt_a", productRows(100, SPEC.dimensions));
