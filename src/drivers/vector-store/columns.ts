@@ -1,5 +1,6 @@
 // The mirror's typed metadata columns, indexed by rid: numbers as f64 with a presence byte,
-// booleans as one byte (-1 = null), keywords as strings.
+// booleans as one byte (-1 = null), keywords as strings, with a count of rows per value (the
+// planner's exact match count for `=` and `in` filters on one keyword column).
 import type { MetadataValue } from "./types.ts";
 
 export interface ColumnStore {
@@ -7,6 +8,8 @@ export interface ColumnStore {
   set(rid: number, v: MetadataValue): void;
   grow(capacity: number): void;
   bytes(): number;
+  /** Rows holding `value` (keyword columns only). */
+  count?(value: MetadataValue): number;
 }
 
 export function numberColumn(capacity: number): ColumnStore {
@@ -48,14 +51,24 @@ export function booleanColumn(capacity: number): ColumnStore {
 
 export function keywordColumn(): ColumnStore {
   const values: (string | null)[] = [];
+  const counts = new Map<string, number>();
   let chars = 0;
+  const tally = (v: string | null | undefined, by: number) => {
+    if (v === null || v === undefined) return;
+    const n = (counts.get(v) ?? 0) + by;
+    if (n === 0) counts.delete(v);
+    else counts.set(v, n);
+  };
   return {
     get: (rid) => values[rid] ?? null,
     set: (rid, v) => {
       chars += (typeof v === "string" ? v.length : 0) - (values[rid]?.length ?? 0);
+      tally(values[rid], -1);
       values[rid] = v === null ? null : String(v);
+      tally(values[rid], 1);
     },
     grow: () => {},
-    bytes: () => values.length * 8 + chars * 2,
+    bytes: () => values.length * 8 + chars * 2 + counts.size * 64,
+    count: (v) => (typeof v === "string" ? (counts.get(v) ?? 0) : 0),
   };
 }

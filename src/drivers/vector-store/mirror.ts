@@ -300,6 +300,11 @@ export class Mirror {
     return (rid) => store.get(rid);
   };
 
+  /** Live rows whose keyword column `column` holds `value`; null when the column is not a keyword column. */
+  keywordCount(column: number, value: MetadataValue): number | null {
+    return this.columns[column]?.count?.(value) ?? null;
+  }
+
   metadataOf(rid: number): Metadata {
     const out: Metadata = {};
     this.spec.metadata.forEach((c, i) => (out[c.name] = this.columns[i]!.get(rid)));

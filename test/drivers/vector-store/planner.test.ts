@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { compilePredicate, parseFilter } from "../../../src/drivers/vector-store/filters/index.ts";
 import { Mirror } from "../../../src/drivers/vector-store/mirror.ts";
-import { estimateSelectivity, exactCap, type PlanInput, planFiltered, planUnfiltered, rerankWant, routeFiltered, searchBreadth } from "../../../src/drivers/vector-store/planner.ts";
+import { estimateSelectivity, exactCap, knownMatches, type PlanInput, planFiltered, planUnfiltered, rerankWant, routeFiltered, searchBreadth } from "../../../src/drivers/vector-store/planner.ts";
 import type { GenerationSpec } from "../../../src/drivers/vector-store/types.ts";
 
 const SPEC: GenerationSpec = { dimensions: 4, numericPk: true, metadata: [{ name: "price", type: "float" }] };
@@ -63,5 +63,28 @@ describe("happy", () => {
     // A calibration that found no HNSW depth good enough at that selectivity sends it exact.
     const calibration = { liveRows: 20_000, bands: [{ selectivity: 0.5, choice: "exact" as const, recall: 1 }] };
     expect(planFiltered({ ...small, calibration }, pred({ price: { lt: 500 } }), mirror)).toEqual({ path: "exact" });
+  });
+
+  test("a keyword = or in filter has an exact match count, kept through updates and deletes; others are sampled", () => {
+    const spec: GenerationSpec = { ...SPEC, metadata: [{ name: "category", type: "keyword" }, { name: "price", type: "float" }] };
+    const mirror = new Mirror(spec);
+    const v = Float32Array.from([1, 0, 0, 0]);
+    for (let rid = 0; rid < 100_000; rid++) mirror.set(rid, v, [`c${rid % 20}`, rid % 100], String(rid), "");
+    const known = (filter: unknown) => knownMatches(parseFilter(filter, spec.metadata)!, mirror);
+    expect(known({ category: "c3" })).toBe(5_000);
+    expect(known({ category: { in: ["c3", "c4", "c3"] } })).toBe(10_000);
+    expect(known({ category: "none" })).toBe(0);
+    expect(known({ price: { lt: 5 } })).toBeNull();
+    expect(known({ category: { neq: "c3" } })).toBeNull();
+    expect(known({ category: "c3", price: { lt: 5 } })).toBeNull();
+    mirror.remove(3); // c3
+    mirror.setMetadata(23, ["c4", 1]); // c3 → c4
+    mirror.set(43, v, [null, 1], "43", ""); // c3 → null
+    expect(known({ category: "c3" })).toBe(4_997);
+    expect(known({ category: "c4" })).toBe(5_001);
+    // 5,000 of 100,000 sits above the exact cap of 4,000: with the count known it always goes to HNSW.
+    const input: PlanInput = { k: 10, liveRows: mirror.liveCount, dims: 4, indexReady: true, expansionSearch: 64, calibration: null };
+    const pred = compilePredicate(parseFilter({ category: "c5" }, spec.metadata)!, mirror.access);
+    expect(planFiltered(input, pred, mirror, known({ category: "c5" }))).toMatchObject({ path: "hnsw" });
   });
 });
