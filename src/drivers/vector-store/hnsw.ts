@@ -41,6 +41,14 @@ const VERSION_SPAN = 2 ** 32;
 const THREADED_ROWS = 64;
 const threadsFor = (rows: number, threads: number) => (rows < THREADED_ROWS ? 1 : threads);
 
+/**
+ * The index's own expansion_search. usearch searches with ef = max(expansion_search, results asked
+ * for), and every query asks for at least its breadth (planner.ts searchBreadth, from
+ * params.expansionSearch up), so this only sets the depth of a self-check's first pass
+ * (findsSelves), which asks for ~10.
+ */
+const SELF_CHECK_EF = 8;
+
 /** The index key of a row version. vec_seq wraps at 2³² (four billion write batches); rids are u32 (mirror). */
 export function keyOf(rid: number, version: number): bigint {
   return BigInt(version % VERSION_SPAN) * 4294967296n + BigInt(rid);
@@ -71,7 +79,7 @@ export class HnswIndex {
       quantization: SCALARS[params.scalar],
       connectivity: params.connectivity,
       expansion_add: params.expansionAdd,
-      expansion_search: params.expansionSearch,
+      expansion_search: SELF_CHECK_EF,
       multi: false,
     });
   }
@@ -138,11 +146,31 @@ export class HnswIndex {
    * For each row (`rids[i]` at `versions[i]`, its vector at row i of `vectors`): does a search by
    * its own vector find it among the first `k` current results? One batched native search on the
    * index's threads: the write checks of a page cost one call, not one per row (issue 16).
+   *
+   * In two passes: first at ef ≈ k (the index is built with a small expansion_search, SELF_CHECK_EF),
+   * then the rows it missed at ef = params.expansionSearch, the depth every check used to run at.
+   * So the answer is the deep check's, at a fraction of its cost: on 100k × 768 clustered rows a
+   * self-search of every row took 17.5 s at ef 64 and 6.6 s at ef 10, which missed 4.8 % of them
+   * (ef 64: 0.15 %); the check was ~0.7× the cost of the add itself.
    */
   findsSelves(rids: ArrayLike<number>, versions: ArrayLike<number>, vectors: Float32Array | Int8Array, k: number, isCurrent: IsCurrent): boolean[] {
     const n = rids.length;
     if (n === 0) return [];
-    const asked = this.askedFor(k);
+    const out = this.selfSearch(rids, versions, vectors, k, this.askedFor(k), isCurrent);
+    const deep = Math.max(this.askedFor(k), Math.min(this.params.expansionSearch, this.size));
+    const missed = out.flatMap((hit, i) => (hit ? [] : [i]));
+    if (missed.length === 0 || deep <= this.askedFor(k)) return out;
+    const d = this.dims;
+    const again = vectors instanceof Int8Array ? new Int8Array(missed.length * d) : new Float32Array(missed.length * d);
+    missed.forEach((from, to) => again.set(vectors.subarray(from * d, (from + 1) * d), to * d));
+    const second = this.selfSearch(missed.map((i) => rids[i]!), missed.map((i) => versions[i]!), again, k, deep, isCurrent);
+    missed.forEach((i, j) => (out[i] = second[j]!));
+    return out;
+  }
+
+  /** One batched search asking `asked` results (so ef ≥ asked): is each row among the first `k` current? */
+  private selfSearch(rids: ArrayLike<number>, versions: ArrayLike<number>, vectors: Float32Array | Int8Array, k: number, asked: number, isCurrent: IsCurrent): boolean[] {
+    const n = rids.length;
     const found = this.index.search(vectors, asked, threadsFor(n, this.params.threads));
     const { keys, distances } = found;
     const out: boolean[] = [];
