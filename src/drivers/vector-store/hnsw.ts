@@ -207,10 +207,14 @@ export class HnswIndex {
     this.index.load(path);
   }
 
-  /** An estimate: vectors at the index's scalar width plus the level-0 graph (2M links of 4 B). */
+  /**
+   * An estimate: each key's vector at the index's scalar width plus its level-0 graph (2M links
+   * of 4 B) and header; the slots reserved ahead (the binding reserves ceil2(size)) hold only
+   * lookup entries until used (~16 B each).
+   */
   memoryBytes(): number {
     const perVector = this.dims * SCALAR_BYTES[this.params.scalar] + this.params.connectivity * 2 * 4 + 16;
-    return this.index.capacity() * perVector;
+    return this.size * perVector + (this.index.capacity() - this.size) * 16;
   }
 }
 
