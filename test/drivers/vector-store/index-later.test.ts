@@ -12,7 +12,8 @@ describe("happy", () => {
     // Past the unfiltered exact limit (2,048 rows): unfiltered searches take the HNSW path.
     await store.upsert("vt_a", productRows(3000, SPEC.dimensions));
     await store.whenReady("vt_a");
-    const fresh = productRows(300, SPEC.dimensions, 7, 3000);
+    // More than search.ts STRAYS_SCANNED_FROM (256) waiting: the first searches pick among them by an i8 scan.
+    const fresh = productRows(1000, SPEC.dimensions, 7, 3000);
     await store.upsert("vt_a", fresh, { indexLater: true });
     const findsAll = async () => {
       for (const row of fresh) {
