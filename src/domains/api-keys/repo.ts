@@ -1,4 +1,4 @@
-import { and, asc, eq, isNull } from "drizzle-orm";
+import { and, asc, eq, isNull, sql } from "drizzle-orm";
 import type { Executor } from "../../db/executor.ts";
 import { apiKeys } from "./tables.ts";
 
@@ -10,10 +10,13 @@ export async function insertApiKey(db: Executor, row: ApiKeyRow): Promise<void> 
   await db.insert(apiKeys).values(row);
 }
 
-/** The organization's keys, or only those `createdBy` made; revoked keys included (docs/api.md#api-keys). */
+/**
+ * The organization's keys, or only those `createdBy` made; revoked keys included (docs/api.md#api-keys).
+ * Oldest first; keys made in the same millisecond in the order they were made (rowid), not by their random ids.
+ */
 export function listApiKeys(db: Executor, orgId: string, createdBy: string | null): Promise<ApiKeyRow[]> {
   const scope = createdBy === null ? eq(apiKeys.orgId, orgId) : and(eq(apiKeys.orgId, orgId), eq(apiKeys.createdBy, createdBy));
-  return db.select().from(apiKeys).where(scope).orderBy(asc(apiKeys.createdAt), asc(apiKeys.id));
+  return db.select().from(apiKeys).where(scope).orderBy(asc(apiKeys.createdAt), sql`rowid`);
 }
 
 export async function findApiKey(db: Executor, orgId: string, keyId: string): Promise<ApiKeyRow | undefined> {
