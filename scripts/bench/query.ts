@@ -1,6 +1,6 @@
 // `bun run bench query [--large | --huge] [--rows N] [--dims D] [--clusters N] [--queries N]
 //   [--scalar i8|f16|f32] [--m 16] [--ef 64] [--ef-add 128] [--cap-scale X] [--selectivity 1,2,5]
-//   [--no-pg] [--no-raw]`
+//   [--no-pg] [--no-raw] [--float-mirror-mb MB]`
 // (--cap-scale 1e9 / 1e-9 force the exact / HNSW path: how planner.ts was calibrated)
 // The managed vector store on synthetic clustered data (default 100,000 × 384; --large:
 // 1,000,000 × 768; --huge: 10,000,000 × 384; --rows / --dims override either), per filter
@@ -11,11 +11,11 @@
 // the same run on the same data, where they fit. --huge, or rows whose f32 vectors alone exceed
 // 4 GiB, never holds the dataset: every pass regenerates it a chunk at a time (lib/data.ts).
 // Progress goes to stderr, the tables to stdout.
-import { createClient } from "@libsql/client";
 import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { openDatabase } from "../../src/db/client.ts";
 import { VectorStore } from "../../src/drivers/vector-store/index.ts";
 import type { ScalarKindName, UpsertRow } from "../../src/drivers/vector-store/types.ts";
 import { chunksOf, collect, type Dataset, makeDataset, recallAt, streamDataset, streamedGroundTruth } from "./lib/data.ts";
@@ -39,6 +39,7 @@ const { values: args } = parseArgs({
     "ef-add": { type: "string", default: "128" },
     "cap-scale": { type: "string" },
     "no-pg": { type: "boolean", default: false },
+    "float-mirror-mb": { type: "string" },
     "no-raw": { type: "boolean", default: false },
     selectivity: { type: "string" },
   },
@@ -71,16 +72,18 @@ const truth = streamedGroundTruth(data, [...new Set([...SELECTIVITY, 100])], K, 
 const dir = mkdtempSync(join(tmpdir(), "vecsync-bench-"));
 const dbUrl = `file:${join(dir, "vecsync.db")}`;
 const exactCapScale = args["cap-scale"] ? Number(args["cap-scale"]) : undefined;
+// VECSYNC_FLOAT_MIRROR_MB: unset, the store's default (compact past 512 MiB of f32 vectors); 0: compact from the start.
+const floatMirrorBytes = args["float-mirror-mb"] === undefined ? undefined : Number(args["float-mirror-mb"]) * 2 ** 20;
 const loadEvents: string[] = [];
 const log = (event: string, fields: Record<string, unknown>) => {
   if (event.startsWith("vector_store.index_")) loadEvents.push(`${event} ${JSON.stringify(fields)}`);
 };
 async function openStore() {
-  const client = createClient({ url: dbUrl });
-  await client.execute("PRAGMA journal_mode = WAL");
-  return { client, store: await VectorStore.open({ client, indexDir: join(dir, "indexes"), index: params, exactCapScale, log }) };
+  // The service's own database handle (WAL, the write gate, the read connection of fast-reads.ts).
+  const { client } = await openDatabase(dbUrl);
+  return { client, store: await VectorStore.open({ client, indexDir: join(dir, "indexes"), index: params, exactCapScale, floatMirrorBytes, log }) };
 }
-const atOpen = memory();
+const atOpen = await memory();
 let { client, store } = await openStore();
 await store.createCollection("bench", { dimensions: DIMS, numericPk: true, metadata: [{ name: "price", type: "float" }] });
 const BATCH = 1000;
@@ -94,11 +97,14 @@ for (const { start, vectors } of chunks) {
       rows.push({ pk: String(i), textHash: "t", metaHash: "m", text: `doc ${i}`, metadata: { price: data.price[i]! }, vector: vectors.subarray((i - start) * DIMS, (i - start + 1) * DIMS) });
     }
     await store.upsert("bench", rows);
+    // A service turns its event loop between writes (source reads, provider calls); this loop of
+    // awaits would not, and libSQL's statements (finalized on a turn) would pile up: 13.5 GB at 1M × 768.
+    await new Promise((resolve) => setImmediate(resolve));
     const done = from + rows.length;
     if (done % every === 0 || done === BATCH) progress(`vecsync: upserted ${done} rows`);
     // Early warning for the big runs: what the process has grown by so far, scaled to N.
     if (done === Math.max(every, Math.round(N / 20 / BATCH) * BATCH) && done < N) {
-      const perRow = (memory().rss - atOpen.rss) / done;
+      const perRow = ((await memory()).rss - atOpen.rss) / done;
       progress(`vecsync: resident ${fmt(perRow, 0)} B/row so far: ${N} rows project to ${gb(perRow * N)} (MemAvailable at start ${gb(memoryAtStart)})`);
     }
   }
@@ -108,7 +114,7 @@ t0 = performance.now();
 await store.checkpoint("bench");
 const checkpointSeconds = (performance.now() - t0) / 1000;
 const stats = await store.stats("bench");
-const built = memory();
+const built = await memory();
 const indexFileBytes = readdirSync(join(dir, "indexes")).filter((f) => f.endsWith(".usearch")).reduce((s, f) => s + statSync(join(dir, "indexes", f)).size, 0);
 progress(`vecsync: built in ${buildSeconds.toFixed(1)} s (libSQL + HNSW; generating the rows took another ${chunks.seconds.toFixed(1)} s), checkpoint ${checkpointSeconds.toFixed(1)} s, resident ${gb(built.rss)}`);
 await store.close();
@@ -118,7 +124,7 @@ client.close();
 // this one on the same files (the queries below measure the store as a restarted service has it)
 // A start-up's peak was ~2.5× the store's estimate at 300k rows: run it only if that fits.
 const freshNeeds = 3 * stats.memoryBytes;
-const fresh = freshNeeds < memAvailable() ? await freshRestart({ dir, params, exactCapScale, dims: DIMS }) : `not run: needs ~${gb(freshNeeds)}, MemAvailable ${gb(memAvailable())}`;
+const fresh = freshNeeds < memAvailable() ? await freshRestart({ dir, params, exactCapScale, floatMirrorBytes, dims: DIMS }) : `not run: needs ~${gb(freshNeeds)}, MemAvailable ${gb(memAvailable())}`;
 if (typeof fresh === "string") progress(`vecsync: fresh-process restart ${fresh}`);
 else progress(`vecsync: fresh-process restart: ready ${fresh.readySeconds.toFixed(2)} s, resident ${fmt(fresh.residentBytes / N, 0)} B/vector, peak ${gb(fresh.peakBytes)}`);
 loadEvents.length = 0;
@@ -136,7 +142,7 @@ progress(`vecsync: reopened: open() ${openSeconds.toFixed(2)} s, ready ${readySe
 t0 = performance.now();
 const calibration = await store.calibrate("bench");
 const calibrateSeconds = (performance.now() - t0) / 1000;
-const restarted = memory();
+const restarted = await memory();
 
 const results: { engine: string; selectivity: number; sample: Sample; paths?: string }[] = [];
 for (const s of SELECTIVITY) {
@@ -221,12 +227,12 @@ const loaded = loadEvents.map((e) => e.replace(/^vector_store\./, "")).join("; "
 console.log(`Start-up with the collection present (same process, files in the page cache): open() ${fmt(openSeconds, 2)} s, ready (HNSW) ${fmt(readySeconds, 2)} s, first search answered ${fmt(firstSearchSeconds, 2)} s (${first.path}), whenReady() (the stray sweep done) ${fmt(sweptSeconds, 2)} s, all from open() called${loaded ? ` [${loaded}]` : ""}`);
 const bands = calibration?.bands.map((b) => `${b.selectivity * 100}% → ${b.choice === "exact" ? "exact" : `depth ${b.choice}`} (${fmt(b.recall, 3)})`).join(", ");
 console.log(`Calibration (filtered-search depth measured on this data, on the reopened store, ${fmt(calibrateSeconds, 1)} s): ${bands || "none"}`);
-console.log(`Bytes per vector: vecsync memory ${fmt(stats.memoryBytes / N, 0)} (mirror: f32 unit vectors, metadata, pks, texts ${fmt((stats.memoryBytes - stats.indexBytes) / N, 0)}, HNSW ~${fmt(stats.indexBytes / N, 0)}), libSQL ${fmt(stats.sqlBytes / N, 0)}, index file ${fmt(indexFileBytes / N, 0)}; raw usearch ${params.scalar} file ${fmt(raw?.fileBytes ?? NaN, 0)}`);
+console.log(`Bytes per vector: vecsync memory ${fmt(stats.memoryBytes / N, 0)} (mirror: ${stats.compact ? "i8 codes (compact)" : "f32 unit vectors and i8 codes"}, metadata, pks${stats.compact ? "" : ", texts"} ${fmt((stats.memoryBytes - stats.indexBytes) / N, 0)}, HNSW ~${fmt(stats.indexBytes / N, 0)}), libSQL ${fmt(stats.sqlBytes / N, 0)}, index file ${fmt(indexFileBytes / N, 0)}; raw usearch ${params.scalar} file ${fmt(raw?.fileBytes ?? NaN, 0)}`);
 console.log(`Resident bytes per vector (process RSS, after a full GC, minus ${gb(atOpen.rss)} before the store opened): after build + checkpoint ${fmt((built.rss - atOpen.rss) / N, 0)} against the store's estimate ${fmt(stats.memoryBytes / N, 0)}; reopened and calibrated ${fmt((restarted.rss - atOpen.rss) / N, 0)} (RSS keeps what the allocators held on to from the build and the first store); raw usearch ${params.scalar} ${fmt(raw?.residentBytes ?? NaN, 0)}`);
 console.log(typeof fresh === "string"
   ? `Restarted in a fresh process: ${fresh}`
   : `Restarted in a fresh process (no build behind it): ready (HNSW) ${fmt(fresh.readySeconds, 2)} s, first search ${fmt(fresh.firstSearchSeconds, 2)} s; resident ${fmt(fresh.residentBytes / N, 0)} B/vector once ready, peak ${gb(fresh.peakBytes)} (VmHWM, the runtime included)`);
-console.log(`Peak resident (VmHWM): ${gb(built.peak)} by the end of the build, ${gb(memory().peak)} for the whole run${whole ? ` (the in-memory dataset, ${gb(N * DIMS * 4)}, included)` : ""}`);
+console.log(`Peak resident (VmHWM): ${gb(built.peak)} by the end of the build, ${gb((await memory()).peak)} for the whole run${whole ? ` (the in-memory dataset, ${gb(N * DIMS * 4)}, included)` : ""}`);
 if (pgBuild) console.log(pgBuild);
 console.log(`pgvector baseline: ${pgNote}`);
 console.log(`Machine load (1/5/15-min averages): at start ${loadAtStart}; at the end ${loadavg().map((l) => l.toFixed(2)).join(", ")}`);

@@ -3,8 +3,8 @@
 // estimate after the store was closed), so a restarted service's resident memory and start-up
 // peak are only seen in a process that never built anything. The child opens the files, waits
 // until the collection is servable through HNSW, answers one search, reports one JSON line, exits.
-import { createClient } from "@libsql/client";
 import { join } from "node:path";
+import { openDatabase } from "../../../src/db/client.ts";
 import { VectorStore } from "../../../src/drivers/vector-store/index.ts";
 import type { IndexParams } from "../../../src/drivers/vector-store/types.ts";
 import { memory } from "./query-scale.ts";
@@ -20,6 +20,7 @@ interface Job {
   dir: string;
   params: IndexParams;
   exactCapScale?: number;
+  floatMirrorBytes?: number;
   dims: number;
 }
 
@@ -32,18 +33,17 @@ export async function freshRestart(job: Job): Promise<FreshRestart | string> {
 
 if (import.meta.main) {
   const job = JSON.parse(process.argv[2]!) as Job;
-  const before = memory();
+  const before = await memory();
   const t0 = performance.now();
-  const client = createClient({ url: `file:${join(job.dir, "vecsync.db")}` });
-  await client.execute("PRAGMA journal_mode = WAL");
-  const store = await VectorStore.open({ client, indexDir: join(job.dir, "indexes"), index: job.params, exactCapScale: job.exactCapScale, autoCalibrate: false });
+  const { client } = await openDatabase(`file:${join(job.dir, "vecsync.db")}`); // as the service opens it
+  const store = await VectorStore.open({ client, indexDir: join(job.dir, "indexes"), index: job.params, exactCapScale: job.exactCapScale, floatMirrorBytes: job.floatMirrorBytes, autoCalibrate: false });
   while (store.status("bench") !== "ready") await Bun.sleep(5);
   const readySeconds = (performance.now() - t0) / 1000;
   const probe = new Float32Array(job.dims);
   probe[0] = 1;
   await store.search("bench", { vector: probe, k: 10 });
   const firstSearchSeconds = (performance.now() - t0) / 1000;
-  const after = memory();
+  const after = await memory();
   const result: FreshRestart = { readySeconds, firstSearchSeconds, residentBytes: after.rss - before.rss, peakBytes: after.peak };
   process.stdout.write(`${JSON.stringify(result)}\n`);
   // Exit without close(): nothing was written, and close() would wait for the stray sweep.

@@ -14,8 +14,16 @@ import { measure, type Sample } from "./measure.ts";
 const GB = 1e9;
 
 /** The process's resident bytes now and at their peak (VmHWM), after a full collection. */
-export function memory(): { rss: number; peak: number } {
-  Bun.gc(true);
+/**
+ * Resident memory after a full GC and a turn of the event loop: native objects (libSQL's
+ * statements: ~2.5 KB each, plus what they bound) are finalized only when the loop turns, so a
+ * reading straight after a GC, or a loop of awaits that never yields to it, counts them all.
+ */
+export async function memory(): Promise<{ rss: number; peak: number }> {
+  for (let i = 0; i < 2; i++) {
+    Bun.gc(true);
+    await Bun.sleep(50);
+  }
   const status = readFileSync("/proc/self/status", "utf8");
   const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? NaN) * 1024;
   return { rss: kb("VmRSS"), peak: kb("VmHWM") };
@@ -57,7 +65,7 @@ export interface RawResult {
 /** usearch alone (no filters, no rows): keys are row ids, added a chunk at a time. */
 export async function rawUsearch(data: DataSource, scalar: ScalarKindName, params: IndexParams, truth: number[][], k: number): Promise<RawResult> {
   const quantization = { f32: ScalarKind.F32, f16: ScalarKind.F16, i8: ScalarKind.I8 }[scalar];
-  const before = memory();
+  const before = await memory();
   const raw = new Index({ dimensions: data.dims, metric: MetricKind.Cos, quantization, connectivity: params.connectivity, expansion_add: params.expansionAdd, expansion_search: params.expansionSearch, multi: false });
   const chunks = timedChunks(data);
   const t0 = performance.now();
@@ -65,7 +73,7 @@ export async function rawUsearch(data: DataSource, scalar: ScalarKindName, param
     raw.add(BigUint64Array.from({ length: vectors.length / data.dims }, (_, i) => BigInt(start + i)), vectors, params.threads);
   }
   const seconds = (performance.now() - t0) / 1000 - chunks.seconds;
-  const residentBytes = (memory().rss - before.rss) / data.n;
+  const residentBytes = ((await memory()).rss - before.rss) / data.n;
   const file = join(tmpdir(), `vecsync-bench-raw-${process.pid}.usearch`);
   raw.save(file);
   const fileBytes = statSync(file).size / data.n;
