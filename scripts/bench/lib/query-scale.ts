@@ -1,7 +1,6 @@
 // What `bun run bench query` needs at 1M-10M rows: resident memory readings, chunk passes that
 // do not count the generator's time, the raw usearch baseline built a chunk at a time, and
 // whether pgvector's baseline (pgvector.ts, which takes the whole dataset) can run here at all.
-import { MAINTENANCE_WORK_MEM_GB } from "./pgvector.ts";
 import { SQL } from "bun";
 import { readFileSync, rmSync, statfsSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -10,6 +9,7 @@ import { Index, MetricKind, ScalarKind } from "usearch";
 import type { IndexParams, ScalarKindName } from "../../../src/drivers/vector-store/types.ts";
 import { type Chunk, type DataSource, recallAt } from "./data.ts";
 import { measure, type Sample } from "./measure.ts";
+import { MAINTENANCE_WORK_MEM_GB } from "./pgvector.ts";
 
 const GB = 1e9;
 

@@ -49,6 +49,13 @@ const threadsFor = (rows: number, threads: number) => (rows < THREADED_ROWS ? 1 
  */
 const SELF_CHECK_EF = 8;
 
+/** Rows `indices` of an n × dims matrix, in a new buffer of the same type (usearch ignores view offsets). */
+function rowsOf<T extends Float32Array | Int8Array>(vectors: T, indices: number[], dims: number): T {
+  const out = (vectors instanceof Int8Array ? new Int8Array(indices.length * dims) : new Float32Array(indices.length * dims)) as T;
+  indices.forEach((from, to) => out.set(vectors.subarray(from * dims, (from + 1) * dims), to * dims));
+  return out;
+}
+
 /** The index key of a row version. vec_seq wraps at 2³² (four billion write batches); rids are u32 (mirror). */
 export function keyOf(rid: number, version: number): bigint {
   return BigInt(version % VERSION_SPAN) * 4294967296n + BigInt(rid);
@@ -101,9 +108,7 @@ export class HnswIndex {
     if (!present.some(Boolean)) return this.index.add(keys, vectors, this.params.threads);
     const keep = present.flatMap((p, i) => (p ? [] : [i]));
     if (keep.length === 0) return;
-    const fresh = vectors instanceof Int8Array ? new Int8Array(keep.length * this.dims) : new Float32Array(keep.length * this.dims);
-    keep.forEach((from, to) => fresh.set(vectors.subarray(from * this.dims, (from + 1) * this.dims), to * this.dims));
-    this.index.add(BigUint64Array.from(keep, (i) => keys[i]!), fresh, this.params.threads);
+    this.index.add(BigUint64Array.from(keep, (i) => keys[i]!), rowsOf(vectors, keep, this.dims), this.params.threads);
   }
 
   /** For each (rid, version): is that key in the index? */
@@ -156,13 +161,12 @@ export class HnswIndex {
   findsSelves(rids: ArrayLike<number>, versions: ArrayLike<number>, vectors: Float32Array | Int8Array, k: number, isCurrent: IsCurrent): boolean[] {
     const n = rids.length;
     if (n === 0) return [];
-    const out = this.selfSearch(rids, versions, vectors, k, this.askedFor(k), isCurrent);
-    const deep = Math.max(this.askedFor(k), Math.min(this.params.expansionSearch, this.size));
+    const asked = this.askedFor(k);
+    const out = this.selfSearch(rids, versions, vectors, k, asked, isCurrent);
+    const deep = Math.max(asked, Math.min(this.params.expansionSearch, this.size));
     const missed = out.flatMap((hit, i) => (hit ? [] : [i]));
-    if (missed.length === 0 || deep <= this.askedFor(k)) return out;
-    const d = this.dims;
-    const again = vectors instanceof Int8Array ? new Int8Array(missed.length * d) : new Float32Array(missed.length * d);
-    missed.forEach((from, to) => again.set(vectors.subarray(from * d, (from + 1) * d), to * d));
+    if (missed.length === 0 || deep <= asked) return out;
+    const again = rowsOf(vectors, missed, this.dims);
     const second = this.selfSearch(missed.map((i) => rids[i]!), missed.map((i) => versions[i]!), again, k, deep, isCurrent);
     missed.forEach((i, j) => (out[i] = second[j]!));
     return out;

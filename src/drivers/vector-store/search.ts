@@ -155,7 +155,7 @@ function withStrays(index: HnswIndex, mirror: Mirror, query: Float32Array, rids:
 
 /**
  * Turns the (at most k + ties) candidates into hits from the mirror, orders them, cuts to k.
- * Texts come from the mirror, or from `texts` (refine.ts read them), or else one libSQL read.
+ * Texts come from `refinedTexts` (refine.ts read them), or the mirror, or else one libSQL read.
  */
 async function finish(client: Client, gen: SearchTarget, candidates: Candidate[], k: number, refinedTexts?: Map<number, string>): Promise<SearchHit[]> {
   if (candidates.length === 0) return [];
