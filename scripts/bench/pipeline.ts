@@ -29,7 +29,7 @@ import { progress, table } from "./lib/measure.ts";
 import { rawBuild, startProber } from "./lib/pipeline-backfill.ts";
 import { cdcRows, cdcRowsNeeded, runCdcPhase } from "./lib/pipeline-cdc-phase.ts";
 import { reconcileNote, reconcileRows, runReconcilePhase } from "./lib/pipeline-reconcile.ts";
-import { Api, mb, passTimes, procStatusKb, RssSampler, signUp, startService, waitIdle, type Service } from "./lib/pipeline-service.ts";
+import { Api, cpuSplit, mb, passTimes, procStatusKb, RssSampler, signUp, startService, waitIdle, type Service } from "./lib/pipeline-service.ts";
 
 const ADMIN_URL = process.env.VECSYNC_BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const arg = (name: string) => {
@@ -198,10 +198,12 @@ try {
     const batch = await envApi.call<TableView>("POST", "/v1/vector-tables", tableBody("bench-batch", "docs", COLUMNS, "batch"));
     rss.resetPhase();
     const before = { ...fake.counters };
+    const cpuBefore = cpuSplit(service.pid);
     await api.call("POST", `/v1/vector-tables/${batch.id}/backfill`);
     const prober = startProber(api, batch.id);
     const filled = await waitSynced(api, batch.id, Date.now() + remaining() - 5 * 60_000, rss, service.pid, "backfill");
     const during = await prober.stop();
+    const cpuAfter = cpuSplit(service.pid);
     // Paused at once so no sync pass starts before the incremental measurement (step 2).
     if (filled.view.sync_status === "synced") await api.call("POST", `/v1/vector-tables/${batch.id}/sync/pause`);
     const backfillRows = filled.view.sync_status === "synced" ? ROWS : filled.view.synced_rows;
@@ -213,6 +215,15 @@ try {
       ["  embedding calls", `${num(calls)} requests, ${num(inputs)} inputs (${(inputs / Math.max(1, calls)).toFixed(0)}/request)`, `${num(backfillRows)} rows`, `${(inputs / Math.max(1, backfillRows)).toFixed(3)} inputs/row`],
       ["  service peak RSS", `${mb(rss.phasePeakKb)} (sampled VmRSS); VmHWM ${mb(procStatusKb(service.pid, "VmHWM"))}`, `idle ${mb(idleKb)}`, `+${mb(rss.phasePeakKb - idleKb)}`],
     );
+    // Where each row's CPU went: per 1,000 rows, in CPU seconds (2 cores: 2 s of CPU per wall second).
+    const perK = (key: "service" | "bench" | "postgres") => ((cpuAfter[key] - cpuBefore[key]) * 1000) / Math.max(1, backfillRows);
+    const cpuTotal = perK("service") + perK("bench") + perK("postgres");
+    rowsOut.push([
+      "  CPU per 1,000 rows",
+      `service ${perK("service").toFixed(3)} s, fake provider + prober ${perK("bench").toFixed(3)} s, PostgreSQL ${perK("postgres").toFixed(3)} s`,
+      `wall ${((filled.ms / 1000) * (1000 / Math.max(1, backfillRows))).toFixed(3)} s`,
+      `${cpuTotal.toFixed(3)} CPU s (${((cpuTotal / ((filled.ms / 1000) * (1000 / Math.max(1, backfillRows)))) * 50).toFixed(0)} % of 2 cores)`,
+    ]);
     progress(`backfill: ${filled.view.sync_status} after ${(filled.ms / 1000).toFixed(1)} s: ${num(backfillRate)} rows/s, peak RSS ${mb(rss.phasePeakKb)}`);
     // The same prober on the filled, idle table: what a query costs without a backfill beside it.
     await waitIdle(service.pid, 1000, 120_000);
@@ -229,7 +240,7 @@ try {
     if (filled.view.sync_status === "synced") {
       progress("raw usearch build of the stored vectors (same parameters, same run)");
       const raw = rawBuild(service.dataDir, batch.id, "bench-batch", DIMS);
-      rowsOut.push(["  raw usearch build", `${num(raw.rate)} rows/s (${num(raw.rows)} rows, ${(raw.ms / 1000).toFixed(1)} s)`, `backfill ${num(backfillRate)} rows/s`, `backfill at ${((backfillRate / raw.rate) * 100).toFixed(0)} % of it`]);
+      rowsOut.push(["  raw usearch build", `${num(raw.rate)} rows/s (${num(raw.rows)} rows, ${(raw.ms / 1000).toFixed(1)} s; ${((raw.cpuSeconds * 1000) / Math.max(1, raw.rows)).toFixed(3)} CPU s per 1,000 rows)`, `backfill ${num(backfillRate)} rows/s`, `backfill at ${((backfillRate / raw.rate) * 100).toFixed(0)} % of it`]);
     }
 
     // 2. Incremental batch sync of 1 % changed rows: one pass after resume.

@@ -1,6 +1,6 @@
 // `bun run bench query [--large | --huge] [--rows N] [--dims D] [--clusters N] [--queries N]
 //   [--scalar i8|f16|f32] [--m 16] [--ef 64] [--ef-add 128] [--cap-scale X] [--selectivity 1,2,5]
-//   [--no-pg] [--no-raw] [--float-mirror-mb MB]`
+//   [--no-pg] [--no-raw] [--float-mirror-mb MB] [--keep DIR]`
 // (--cap-scale 1e9 / 1e-9 force the exact / HNSW path: how planner.ts was calibrated)
 // The managed vector store on synthetic clustered data (default 100,000 × 384; --large:
 // 1,000,000 × 768; --huge: 10,000,000 × 384; --rows / --dims override either), per filter
@@ -11,7 +11,7 @@
 // the same run on the same data, where they fit. --huge, or rows whose f32 vectors alone exceed
 // 4 GiB, never holds the dataset: every pass regenerates it a chunk at a time (lib/data.ts).
 // Progress goes to stderr, the tables to stdout.
-import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -30,6 +30,7 @@ const { values: args } = parseArgs({
     large: { type: "boolean", default: false },
     huge: { type: "boolean", default: false },
     rows: { type: "string" },
+    keep: { type: "string" },
     dims: { type: "string" },
     clusters: { type: "string" },
     queries: { type: "string" },
@@ -69,7 +70,13 @@ const tenth = Math.max(1, Math.round(N / 10 / 10_000)) * 10_000;
 const truth = streamedGroundTruth(data, [...new Set([...SELECTIVITY, 100])], K, THREADS, (done) => done % tenth === 0 && done < N && progress(`ground truth: ${done} rows`));
 
 // ---- vecsync managed store: build, checkpoint, close ---------------------------------------
-const dir = mkdtempSync(join(tmpdir(), "vecsync-bench-"));
+// --keep DIR: the store is built in DIR and left there; a later run with the same data arguments
+// and --keep DIR reopens it instead of building (a change to the query path measured at 1M
+// without the 15-minute build).
+const keep = args.keep ? String(args.keep) : null;
+if (keep) mkdirSync(keep, { recursive: true });
+const reuse = keep !== null && existsSync(join(keep, "vecsync.db"));
+const dir = keep ?? mkdtempSync(join(tmpdir(), "vecsync-bench-"));
 const dbUrl = `file:${join(dir, "vecsync.db")}`;
 const exactCapScale = args["cap-scale"] ? Number(args["cap-scale"]) : undefined;
 // VECSYNC_FLOAT_MIRROR_MB: unset, the store's default (compact past 512 MiB of f32 vectors); 0: compact from the start.
@@ -85,12 +92,13 @@ async function openStore() {
 }
 const atOpen = await memory();
 let { client, store } = await openStore();
-await store.createCollection("bench", { dimensions: DIMS, numericPk: true, metadata: [{ name: "price", type: "float" }] });
+if (!reuse) await store.createCollection("bench", { dimensions: DIMS, numericPk: true, metadata: [{ name: "price", type: "float" }] });
+else await store.whenReady("bench");
 const BATCH = 1000;
 const every = Math.max(50_000, Math.round(N / 50 / BATCH) * BATCH);
 const chunks = timedChunks(data);
 let t0 = performance.now();
-for (const { start, vectors } of chunks) {
+for (const { start, vectors } of reuse ? [] : chunks) {
   for (let from = start; from < start + vectors.length / DIMS; from += BATCH) {
     const rows: UpsertRow[] = [];
     for (let i = from; i < Math.min(start + vectors.length / DIMS, from + BATCH); i++) {
@@ -109,7 +117,8 @@ for (const { start, vectors } of chunks) {
     }
   }
 }
-const buildSeconds = (performance.now() - t0) / 1000 - chunks.seconds;
+const buildSeconds = reuse ? NaN : (performance.now() - t0) / 1000 - chunks.seconds;
+if (reuse) progress(`vecsync: reopened the store kept in ${dir} (no build)`);
 t0 = performance.now();
 await store.checkpoint("bench");
 const checkpointSeconds = (performance.now() - t0) / 1000;
@@ -158,7 +167,7 @@ for (const s of SELECTIVITY) {
 }
 await store.close();
 client.close();
-rmSync(dir, { recursive: true, force: true });
+if (!keep) rmSync(dir, { recursive: true, force: true });
 
 // ---- raw usearch: f16 (the issue's reference) and the store's own scalar, no filter support --
 // Built after the store is closed, so the two never share memory.

@@ -67,13 +67,14 @@ function storedVectors(dataDir: string, tableId: string, tableName: string, dims
 }
 
 /** Builds a usearch index of the stored vectors as the store configures its own; answers rows/s. */
-export function rawBuild(dataDir: string, tableId: string, tableName: string, dims: number): { rows: number; ms: number; rate: number } {
+export function rawBuild(dataDir: string, tableId: string, tableName: string, dims: number): { rows: number; ms: number; rate: number; cpuSeconds: number } {
   const vectors = storedVectors(dataDir, tableId, tableName, dims);
   const rows = vectors.length / dims;
   const p = DEFAULT_INDEX_PARAMS;
   const index = new Index({ dimensions: dims, metric: MetricKind.Cos, quantization: ScalarKind.I8, connectivity: p.connectivity, expansion_add: p.expansionAdd, expansion_search: p.expansionSearch, multi: false });
   const BATCH = 10_000;
   const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
   for (let from = 0; from < rows; from += BATCH) {
     const n = Math.min(BATCH, rows - from);
     const keys = new BigUint64Array(n);
@@ -81,5 +82,6 @@ export function rawBuild(dataDir: string, tableId: string, tableName: string, di
     index.add(keys, vectors.slice(from * dims, (from + n) * dims), p.threads);
   }
   const ms = performance.now() - t0;
-  return { rows, ms, rate: Math.round((rows * 1000) / ms) };
+  const cpu = process.cpuUsage(cpu0);
+  return { rows, ms, rate: Math.round((rows * 1000) / ms), cpuSeconds: (cpu.user + cpu.system) / 1e6 };
 }

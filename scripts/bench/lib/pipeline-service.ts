@@ -2,7 +2,7 @@
 // a small REST client signed in over HTTP the way a user is (otp → outbox → verify → org → key),
 // and samplers of the process's memory and CPU read from /proc.
 import { Database } from "bun:sqlite";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { startProcess, type RunningProcess } from "../../../test/harness.ts";
 
@@ -81,6 +81,26 @@ export function cpuSeconds(pid: number): number {
   } catch {
     return NaN;
   }
+}
+
+/**
+ * CPU seconds used so far by the processes that share the machine during a backfill: the service,
+ * this bench process (the fake provider and the prober), and PostgreSQL (every process named
+ * postgres: its backends, walwriter, checkpointer). Read twice, the difference shows where a
+ * row's CPU went, beside raw usearch's own build on the same 2 cores.
+ */
+export function cpuSplit(servicePid: number): { service: number; bench: number; postgres: number } {
+  let postgres = 0;
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, "utf8").trim() === "postgres") postgres += cpuSeconds(Number(entry)) || 0;
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  const own = process.cpuUsage();
+  return { service: cpuSeconds(servicePid), bench: (own.user + own.system) / 1e6, postgres };
 }
 
 /** Samples VmRSS every `everyMs` and keeps the largest seen, per phase (reset) and overall. */

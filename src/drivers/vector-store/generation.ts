@@ -14,7 +14,7 @@ import { Mirror, type MirrorMemory } from "./mirror.ts";
 import type { Calibration } from "./planner.ts";
 import { pruneTombstones, readChangesSince } from "./reads.ts";
 import { recordCheckpoint } from "./registry.ts";
-import { checkpointDue, REBUILD_STEP_ROWS, restore } from "./restart.ts";
+import { checkpointDue, LOAD_CHECKED_ROWS, REBUILD_STEP_ROWS, restore, uncheckedSince } from "./restart.ts";
 import { LaterIndexer } from "./later.ts";
 import { Pacer, Steps } from "./pace.ts";
 import { checkStrays, StraySweeper } from "./strays.ts";
@@ -67,6 +67,7 @@ export class Generation implements GenerationRef {
   /** A fresh, empty generation: nothing to load. */
   markEmptyReady(): void {
     removeCheckpointFiles(this.indexDir, this.collection, this.generation);
+    this.sweeper.startEmpty();
     this.status = "ready";
   }
 
@@ -96,10 +97,16 @@ export class Generation implements GenerationRef {
       await this.catchUp(client);
       const problem = restored.problem;
       if (!problem) {
+        // Strays listed in full when saved: only rows the file lacked need a check. Else every
+        // row is swept once ready.
+        const unchecked = restored.checkpoint?.straysChecked ? uncheckedSince(this.mirror, restored.checkpoint.seq, restored.replayed) : null;
+        const known = unchecked !== null && unchecked.length <= LOAD_CHECKED_ROWS;
+        if (known) checkStrays(this.hnsw, this.mirror, unchecked);
         this.status = "ready";
-        this.log("vector_store.index_loaded", { collection: this.collection, generation: this.generation, rows: this.mirror.liveCount, replayed: restored.replayed, dead: this.hnsw.dead, ...restored.timing });
+        this.log("vector_store.index_loaded", { collection: this.collection, generation: this.generation, rows: this.mirror.liveCount, replayed: restored.replayed.length, dead: this.hnsw.dead, strays: known ? "listed" : "sweep", ...restored.timing });
         const compaction = this.compactIfDead(client);
         if (compaction) this.track(compaction);
+        else if (known) this.sweeper.resume(restored.checkpoint!.sweepMs);
         else {
           this.sweeper.owe();
           void this.sweeper.now();
@@ -271,7 +278,7 @@ export class Generation implements GenerationRef {
   async checkpoint(client: Client): Promise<boolean> {
     return this.lock.run(async () => {
       if (this.status !== "ready" || this.closed || this.appliedSeq === this.checkpointSeq) return false;
-      const meta = writeCheckpoint(this.indexDir, this.collection, this.generation, this.appliedSeq, this.hnsw);
+      const meta = writeCheckpoint(this.indexDir, this.collection, this.generation, this.appliedSeq, this.hnsw, this.sweeper);
       await recordCheckpoint(client, this.collection, this.generation, meta);
       removeCheckpointFiles(this.indexDir, this.collection, this.generation, meta.file);
       this.checkpointSeq = meta.seq;

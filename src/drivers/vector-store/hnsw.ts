@@ -22,6 +22,7 @@
 // and checkpoint.ts refuses any file that does before usearch sees it.
 import { Index, MetricKind, ScalarKind } from "usearch";
 import { GATHER_ROWS, type Mirror } from "./mirror.ts";
+import { searchBreadth } from "./planner.ts";
 import type { IndexParams, ScalarKindName } from "./types.ts";
 
 const SCALARS: Record<ScalarKindName, ScalarKind> = { f32: ScalarKind.F32, f16: ScalarKind.F16, i8: ScalarKind.I8 };
@@ -59,6 +60,30 @@ function rowsOf<T extends Float32Array | Int8Array>(vectors: T, indices: number[
 /** The index key of a row version. vec_seq wraps at 2³² (four billion write batches); rids are u32 (mirror). */
 export function keyOf(rid: number, version: number): bigint {
   return BigInt(version % VERSION_SPAN) * 4294967296n + BigInt(rid);
+}
+
+/**
+ * Found keys as (rid, version) word pairs: a u64 key's low word is the rid, its high word the
+ * version (x86-64 and arm64 are little-endian). Two BigInt divisions per result cost more than the
+ * rest of reading a 320-result filtered search.
+ */
+function keyWords(keys: BigUint64Array): Uint32Array {
+  return new Uint32Array(keys.buffer, keys.byteOffset, keys.length * 2);
+}
+
+/**
+ * The depths (results asked for, so ef) of a self-check's passes (HnswIndex.findsSelves), growing:
+ * `asked` (≈ k), then `expansionSearch`, then the breadth unfiltered searches of `liveRows` rows
+ * run at (planner.ts searchBreadth), none past the index's size. The last is the depth that
+ * decides: a row a search at that depth reaches is no stray.
+ */
+export function checkDepths(asked: number, expansionSearch: number, liveRows: number, size: number): number[] {
+  const depths = [asked];
+  for (const next of [expansionSearch, searchBreadth(liveRows, expansionSearch)]) {
+    const depth = Math.min(next, size);
+    if (depth > depths[depths.length - 1]!) depths.push(depth);
+  }
+  return depths;
 }
 
 /** Is (rid, version) the row's current vector? Supplied by the generation from its mirror. */
@@ -130,6 +155,7 @@ export class HnswIndex {
   search(query: Float32Array | Int8Array, k: number, isCurrent: IsCurrent): { rids: number[]; distances: Float32Array; exhausted: boolean } {
     const asked = this.askedFor(k);
     const found = this.index.search(query, asked, 1);
+    const words = keyWords(found.keys);
     const rids: number[] = [];
     const distances: number[] = [];
     let real = 0;
@@ -138,9 +164,8 @@ export class HnswIndex {
       // usearch pads missing results; a real match always has a finite distance
       if (!Number.isFinite(d) || d >= 3.0e38) break;
       real++;
-      const key = found.keys[i]!;
-      const rid = Number(key % 4294967296n);
-      if (!isCurrent(rid, Number(key / 4294967296n))) continue;
+      const rid = words[2 * i]!;
+      if (!isCurrent(rid, words[2 * i + 1]!)) continue;
       rids.push(rid);
       distances.push(d);
     }
@@ -149,26 +174,29 @@ export class HnswIndex {
 
   /**
    * For each row (`rids[i]` at `versions[i]`, its vector at row i of `vectors`): does a search by
-   * its own vector find it among the first `k` current results? One batched native search on the
-   * index's threads: the write checks of a page cost one call, not one per row (issue 16).
+   * its own vector find it among the first `k` current results, at the depth searches of this
+   * index run at (planner.ts searchBreadth)? One batched native search on the index's threads:
+   * the write checks of a page cost one call, not one per row (issue 16).
    *
-   * In two passes: first at ef ≈ k (the index is built with a small expansion_search, SELF_CHECK_EF),
-   * then the rows it missed at ef = params.expansionSearch, the depth every check used to run at.
-   * So the answer is the deep check's, at a fraction of its cost: on 100k × 768 clustered rows a
-   * self-search of every row took 17.5 s at ef 64 and 6.6 s at ef 10, which missed 4.8 % of them
-   * (ef 64: 0.15 %); the check was ~0.7× the cost of the add itself.
+   * In passes of growing depth, each on the rows the last one missed: ef ≈ k (the index is built
+   * with a small expansion_search, SELF_CHECK_EF), then params.expansionSearch, then the search
+   * breadth where the graph is large enough for searches to run deeper. So the answer is the
+   * deepest pass's at a fraction of its cost: on 100k × 768 clustered rows a self-search of every
+   * row took 17.5 s at ef 64 and 6.6 s at ef 10, which missed 4.8 % of them (ef 64: 0.15 %).
+   * The last pass matters on large graphs: on 1M × 768 a search at ef 64 missed 10 % of rows
+   * that searches, at ef ~400 there, reach; scored apart as strays they cost every search 22 ms.
    */
   findsSelves(rids: ArrayLike<number>, versions: ArrayLike<number>, vectors: Float32Array | Int8Array, k: number, isCurrent: IsCurrent): boolean[] {
     const n = rids.length;
     if (n === 0) return [];
     const asked = this.askedFor(k);
     const out = this.selfSearch(rids, versions, vectors, k, asked, isCurrent);
-    const deep = Math.max(asked, Math.min(this.params.expansionSearch, this.size));
-    const missed = out.flatMap((hit, i) => (hit ? [] : [i]));
-    if (missed.length === 0 || deep <= asked) return out;
-    const again = rowsOf(vectors, missed, this.dims);
-    const second = this.selfSearch(missed.map((i) => rids[i]!), missed.map((i) => versions[i]!), again, k, deep, isCurrent);
-    missed.forEach((i, j) => (out[i] = second[j]!));
+    for (const depth of checkDepths(asked, this.params.expansionSearch, this.liveSize, this.size).slice(1)) {
+      const missed = out.flatMap((hit, i) => (hit ? [] : [i]));
+      if (missed.length === 0) break;
+      const again = this.selfSearch(missed.map((i) => rids[i]!), missed.map((i) => versions[i]!), rowsOf(vectors, missed, this.dims), k, depth, isCurrent);
+      missed.forEach((i, j) => (out[i] = again[j]!));
+    }
     return out;
   }
 
@@ -176,21 +204,24 @@ export class HnswIndex {
   private selfSearch(rids: ArrayLike<number>, versions: ArrayLike<number>, vectors: Float32Array | Int8Array, k: number, asked: number, isCurrent: IsCurrent): boolean[] {
     const n = rids.length;
     const found = this.index.search(vectors, asked, threadsFor(n, this.params.threads));
-    const { keys, distances } = found;
+    const { distances } = found;
+    const words = keyWords(found.keys);
     const out: boolean[] = [];
     for (let q = 0; q < n; q++) {
-      const own = keyOf(rids[q]!, versions[q]!);
+      const ownRid = rids[q]!;
+      const ownVersion = versions[q]! % VERSION_SPAN;
       let current = 0;
       let hit = false;
       for (let j = q * asked; j < (q + 1) * asked && current < k; j++) {
         const d = distances[j]!;
         if (!Number.isFinite(d) || d >= 3.0e38) break;
-        const key = keys[j]!;
-        if (key === own) {
+        const rid = words[2 * j]!;
+        const version = words[2 * j + 1]!;
+        if (rid === ownRid && version === ownVersion) {
           hit = true;
           break;
         }
-        if (isCurrent(Number(key % 4294967296n), Number(key / 4294967296n))) current++;
+        if (isCurrent(rid, version)) current++;
       }
       out.push(hit);
     }

@@ -43,12 +43,15 @@ export function checkpointDue(written: number, keys: number, sinceMs: number): b
 export interface Restored {
   /** libSQL's change sequence read before the rows: the mirror holds at least every change up to it. */
   seq: number;
-  /** The checkpoint's index (topped up with every live row when `problem` is null) and the sequence it covers. */
-  checkpoint: { index: HnswIndex; seq: number } | null;
+  /**
+   * The checkpoint's index (topped up with every live row when `problem` is null), the sequence it
+   * covers, and whether its strays were all known when saved (checkpoint.ts `straysChecked`).
+   */
+  checkpoint: { index: HnswIndex; seq: number; straysChecked: boolean; sweepMs: number } | null;
   /** Why the index must be rebuilt; null when it serves as it is. */
   problem: string | null;
-  /** Live rows the checkpoint lacked, added now. */
-  replayed: number;
+  /** Live rows the checkpoint lacked, added now (not yet checked for strays). */
+  replayed: number[];
   timing: { checkpointMs?: number; rowsMs?: number; replayMs?: number };
 }
 
@@ -72,9 +75,10 @@ export async function restore(client: Client, ref: GenerationRef, mirror: Mirror
     after = page[page.length - 1]!.rid;
   }
   const t1 = performance.now();
-  if (!checkpoint.ok) return { seq, checkpoint: null, problem: checkpoint.problem, replayed: 0, timing: {} };
-  const loaded = { index: checkpoint.index, seq: checkpoint.meta.seq };
-  if (loaded.seq > seq) return { seq, checkpoint: loaded, problem: `checkpoint at seq ${loaded.seq} is ahead of libSQL (${seq})`, replayed: 0, timing: {} };
+  if (!checkpoint.ok) return { seq, checkpoint: null, problem: checkpoint.problem, replayed: [], timing: {} };
+  const { meta } = checkpoint;
+  const loaded = { index: checkpoint.index, seq: meta.seq, straysChecked: meta.straysChecked === true, sweepMs: Number(meta.sweepMs) || 0 };
+  if (loaded.seq > seq) return { seq, checkpoint: loaded, problem: `checkpoint at seq ${loaded.seq} is ahead of libSQL (${seq})`, replayed: [], timing: {} };
   const replayed = await coverLiveRows(loaded.index, mirror);
   const problem = selfCheck(loaded.index, mirror);
   const timing = { checkpointMs: Math.round(tCheckpoint - t0), rowsMs: Math.round(t1 - tCheckpoint), replayMs: Math.round(performance.now() - t1) };
@@ -97,9 +101,9 @@ export function missingRows(index: HnswIndex, mirror: Mirror): number[] {
  * The restart invariant: every live row's current version is in the index (count and change
  * sequence are what the keys encode). Adds every one that is missing — the rows written after
  * the checkpoint, and anything a checkpoint should have had and did not; every other key in
- * the index is dead (deleted or replaced rows) and never returned. Returns rows added.
+ * the index is dead (deleted or replaced rows) and never returned. Returns the rows added.
  */
-async function coverLiveRows(index: HnswIndex, mirror: Mirror): Promise<number> {
+async function coverLiveRows(index: HnswIndex, mirror: Mirror): Promise<number[]> {
   const missing = missingRows(index, mirror);
   // In steps, the event loop served between them (searches take the SQL path while loading).
   for (let i = 0; i < missing.length; i += REBUILD_STEP_ROWS) {
@@ -107,5 +111,22 @@ async function coverLiveRows(index: HnswIndex, mirror: Mirror): Promise<number> 
     await new Promise((resolve) => setImmediate(resolve));
   }
   index.dead = index.size - mirror.liveCount;
-  return missing.length;
+  return missing;
+}
+
+/**
+ * A load whose checkpoint listed every stray checks the rows added since inline, up to this many
+ * (~0.1-0.3 ms a row); past it, a sweep of every row in the background is cheaper to wait for.
+ */
+export const LOAD_CHECKED_ROWS = 16_384;
+
+/**
+ * Live rows a checkpoint at `seq` did not hold as they are now: written after it (their vector's
+ * sequence is later; the catch-up's writes, applied while loading, are not checked as they apply),
+ * or added to the index at the load (`replayed`: a row written before it but not yet in the graph).
+ */
+export function uncheckedSince(mirror: Mirror, seq: number, replayed: number[]): number[] {
+  const out = new Set(replayed);
+  for (const rid of mirror.liveRids()) if (mirror.versionOf(rid) > seq) out.add(rid);
+  return [...out];
 }

@@ -143,7 +143,7 @@ export function hnswCandidates(index: HnswIndex, mirror: Mirror, query: Float32A
 const STRAYS_SCANNED_FROM = 256;
 
 /** Candidates plus the index's strays that are current and pass the filter (strays.ts): all of them, or the `want` nearest by their codes. */
-function withStrays(index: HnswIndex, mirror: Mirror, query: Float32Array, rids: number[], pred: Predicate<number> | null, want: number): number[] {
+export function withStrays(index: HnswIndex, mirror: Mirror, query: Float32Array, rids: number[], pred: Predicate<number> | null, want: number): number[] {
   if (index.strays.size === 0) return rids;
   const seen = new Set(rids);
   const extra: number[] = [];

@@ -33,5 +33,6 @@ export async function collectStats(client: Client, gen: Generation): Promise<Col
     indexBytes,
     changeSeq: gen.appliedSeq,
     checkpointSeq: gen.checkpointSeq,
+    strays: gen.hnsw.strays.size,
   };
 }

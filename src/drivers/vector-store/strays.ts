@@ -8,6 +8,7 @@
 // candidates (search.ts withStrays), so once a sweep has run every live row is findable.
 import type { HnswIndex } from "./hnsw.ts";
 import { GATHER_ROWS, type Mirror } from "./mirror.ts";
+import { searchBreadth } from "./planner.ts";
 import { Steps } from "./pace.ts";
 import type { CollectionStatus } from "./types.ts";
 
@@ -66,8 +67,8 @@ export function selfCheck(hnsw: HnswIndex, mirror: Mirror): string | null {
   let tried = 0;
   for (let i = Math.floor(step / 2); i < rids.length && tried < SELF_CHECK_ROWS; i += step, tried++) {
     const rid = rids[i]!;
-    // Asked for expansionSearch results so the search runs at that depth (hnsw.ts SELF_CHECK_EF); the first 10 count.
-    const found = hnsw.search(mirror.indexVectorOf(rid), Math.max(10, hnsw.params.expansionSearch), (r, v) => mirror.isCurrent(r, v));
+    // Asked for as many results as searches of this index ask for, so it runs at their depth (hnsw.ts SELF_CHECK_EF); the first 10 count.
+    const found = hnsw.search(mirror.indexVectorOf(rid), Math.max(10, searchBreadth(hnsw.liveSize, hnsw.params.expansionSearch)), (r, v) => mirror.isCurrent(r, v));
     // A row with an identical vector found instead (duplicated texts) still shows the way there works.
     if (!found.rids.slice(0, 10).includes(rid) && !((found.distances[0] ?? 1) < 1e-3)) misses++;
   }
@@ -86,6 +87,14 @@ export class StraySweeper {
   private sweeping: Promise<void> | null = null;
   /** A full sweep is owed: after a load or rebuild, or once the write/time budget says so. */
   private due = true;
+  /**
+   * Some rows in the index were placed without a check (a load or rebuild) and no full sweep has
+   * finished since: `strays` may miss some. False once one has, so a checkpoint can say its
+   * strays are the whole list (checkpoint.ts `straysChecked`). `owedAt` counts owe() calls, so a
+   * sweep that began before the latest one does not clear it.
+   */
+  private owed = true;
+  private owedAt = 0;
   private writtenSinceSweep = 0;
   private lastSweepEnd = 0;
   private lastSweepMs = 0;
@@ -100,6 +109,34 @@ export class StraySweeper {
   /** A load or rebuild placed rows without checking them: sweep all of them. */
   owe(): void {
     this.due = true;
+    this.owed = true;
+    this.owedAt++;
+  }
+
+  /** A new, empty index: every row it will hold is checked as it is written. */
+  startEmpty(): void {
+    this.owed = false;
+  }
+
+  /**
+   * A load whose checkpoint listed every stray (and whose rows added since were checked): no sweep
+   * is owed; the write/time budget goes on from the last full sweep's duration (`sweepMs`).
+   */
+  resume(sweepMs: number): void {
+    this.due = false;
+    this.owed = false;
+    this.lastSweepEnd = performance.now();
+    this.lastSweepMs = sweepMs;
+  }
+
+  /** Every row's check is in `strays` (none owed): what a checkpoint may record as complete. */
+  get checkedAll(): boolean {
+    return !this.owed;
+  }
+
+  /** The last full sweep's duration (ms), 0 before one: the time budget's unit (noteWrite). */
+  get sweepMs(): number {
+    return this.lastSweepMs;
   }
 
   /** `rows` were written (each already checked): sweep once the writes pause, if the budget allows. */
@@ -128,7 +165,8 @@ export class StraySweeper {
         this.due = false;
         this.writtenSinceSweep = 0;
         const started = performance.now();
-        await this.sweep();
+        const owedAt = this.owedAt;
+        if ((await this.sweep()) && owedAt === this.owedAt) this.owed = false;
         this.lastSweepEnd = performance.now();
         this.lastSweepMs = this.lastSweepEnd - started;
       }
@@ -138,13 +176,13 @@ export class StraySweeper {
     return this.sweeping;
   }
 
-  /** Every live row, a step at a time; abandoned if the index is replaced (a rebuild sweeps anew). */
-  private async sweep(): Promise<void> {
+  /** Every live row, a step at a time; abandoned if the index is replaced (a rebuild sweeps anew). True when it checked them all. */
+  private async sweep(): Promise<boolean> {
     const { hnsw, mirror } = this.host;
     const rids = mirror.liveRids();
     const steps = new Steps(8, 512);
     for (let i = 0; i < rids.length; ) {
-      if (this.host.closed || this.host.hnsw !== hnsw) return;
+      if (this.host.closed || this.host.hnsw !== hnsw) return false;
       const started = performance.now();
       const step = Array.from(rids.subarray(i, (i += steps.size))).filter((rid) => mirror.isLive(rid));
       steps.run(step.length, () => checkStrays(hnsw, mirror, step));
@@ -154,5 +192,6 @@ export class StraySweeper {
       else await new Promise((resolve) => setImmediate(resolve));
     }
     if (hnsw.strays.size > 0) this.report("vector_store.index_strays", { rows: hnsw.strays.size });
+    return true;
   }
 }

@@ -136,4 +136,6 @@ export interface CollectionStats {
   indexBytes: number;
   changeSeq: number;
   checkpointSeq: number;
+  /** Rows a search by their own vector does not reach, scored apart by every search (strays.ts). */
+  strays: number;
 }

@@ -93,6 +93,77 @@ describe("happy", () => {
   });
 });
 
+describe("strays across a restart", () => {
+  // 40 rows share one vector: a search by it finds ten of them, so the other thirty are strays
+  // of a 3,000-row graph (a search by their own vector does not return them), as real duplicates
+  // or a graph's cut-off nodes are.
+  const same = Float32Array.from({ length: SPEC.dimensions }, (_, i) => Math.sin(i + 1));
+  const twins = (from: number, n: number, seed: number): UpsertRow[] =>
+    Array.from({ length: n }, (_, i) => ({ pk: String(from + i), textHash: `d${seed}`, metaHash: "m", text: `twin ${from + i}`, metadata: { n: from + i }, vector: same }));
+  // Through the filtered path too (a filter every row passes): twins are the hits scoring 1.
+  const found = async (store: Awaited<ReturnType<Awaited<ReturnType<typeof makeWorld>>["open"]>>) =>
+    (await store.search("vt_k", { vector: same, k: 100, filter: { n: { gte: 0 } } })).hits.filter((h) => h.score > 0.9999).length;
+
+  test("a checkpoint that listed every stray loads without a sweep; rows written after it are checked at the load; every twin is still found", async () => {
+    await using w = await makeWorld();
+    const store = await w.open(OPTS);
+    await store.createCollection("vt_k", SPEC);
+    await store.upsert("vt_k", randomRows(1, 3000, 1));
+    await store.upsert("vt_k", twins(5001, 40, 1));
+    await store.whenReady("vt_k");
+    const before = (await store.stats("vt_k")).strays;
+    expect(before).toBeGreaterThanOrEqual(20);
+    await store.close(); // checkpoints: every row checked, the strays listed
+    const saved = JSON.parse(readFileSync(join(w.indexDir, "vt_k.g1.json"), "utf8"));
+    expect(saved.straysChecked).toBe(true);
+    expect(saved.strays.length).toBe(before);
+
+    const events: [string, Record<string, unknown>][] = [];
+    const reopened = await w.open({ ...OPTS, log: (e, f) => events.push([e, f]) });
+    await reopened.whenReady("vt_k");
+    const loaded = events.find(([e]) => e === "vector_store.index_loaded")![1];
+    expect(loaded.strays).toBe("listed");
+    expect(events.map(([e]) => e)).not.toContain("vector_store.index_strays"); // no sweep ran
+    expect((await reopened.stats("vt_k")).strays).toBe(before);
+    const unfiltered = await reopened.search("vt_k", { vector: same, k: 40 });
+    expect(unfiltered.path).toBe("hnsw");
+    expect(unfiltered.hits.length).toBe(40);
+    // Written after the checkpoint and killed before the next (no close): 40 more twins.
+    await reopened.upsert("vt_k", twins(6001, 40, 2));
+    expect((await reopened.search("vt_k", { vector: same, k: 80 })).hits.length).toBe(80);
+    const written = (await reopened.stats("vt_k")).strays;
+    expect(written).toBeGreaterThanOrEqual(before + 20); // the write checks found the new twins' strays
+
+    const third: string[] = [];
+    const again = await w.open({ ...OPTS, log: (e) => third.push(e) });
+    await again.whenReady("vt_k");
+    expect(third).not.toContain("vector_store.index_strays");
+    expect((await again.stats("vt_k")).strays).toBe(written); // the load checked the rows the file lacked
+    const after = await again.search("vt_k", { vector: same, k: 80 });
+    expect(after.path).toBe("hnsw");
+    expect(after.hits.length).toBe(80);
+    expect(await found(again)).toBe(80);
+  });
+
+  test("a checkpoint saved while a sweep was owed is swept after the load", async () => {
+    await using w = await makeWorld();
+    const store = await w.open(OPTS);
+    await store.createCollection("vt_k", SPEC);
+    await store.upsert("vt_k", randomRows(1, 3000, 1));
+    await store.upsert("vt_k", twins(5001, 40, 1));
+    await store.close();
+    // As a load leaves it until its sweep ends: the list may be short.
+    const path = join(w.indexDir, "vt_k.g1.json");
+    writeFileSync(path, JSON.stringify({ ...JSON.parse(readFileSync(path, "utf8")), straysChecked: false, strays: [] }));
+    const events: [string, Record<string, unknown>][] = [];
+    const reopened = await w.open({ ...OPTS, log: (e, f) => events.push([e, f]) });
+    await reopened.whenReady("vt_k");
+    expect(events.find(([e]) => e === "vector_store.index_loaded")![1].strays).toBe("sweep");
+    expect(events.map(([e]) => e)).toContain("vector_store.index_strays");
+    expect((await reopened.search("vt_k", { vector: same, k: 40 })).hits.length).toBe(40);
+  });
+});
+
 describe("errors", () => {
   test("a graph link out of bounds is named before usearch reads the file", async () => {
     await using w = await makeWorld();

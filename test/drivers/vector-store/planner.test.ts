@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { compilePredicate, parseFilter } from "../../../src/drivers/vector-store/filters/index.ts";
+import { checkDepths } from "../../../src/drivers/vector-store/hnsw.ts";
 import { Mirror } from "../../../src/drivers/vector-store/mirror.ts";
 import { estimateSelectivity, exactCap, knownMatches, type PlanInput, planFiltered, planUnfiltered, rerankWant, routeFiltered, searchBreadth } from "../../../src/drivers/vector-store/planner.ts";
 import type { GenerationSpec } from "../../../src/drivers/vector-store/types.ts";
@@ -25,6 +26,19 @@ describe("happy", () => {
     expect(rerankWant(10, 64)).toBe(30);
     expect(rerankWant(10, searchBreadth(1_000_000, 64))).toBeGreaterThanOrEqual(60);
     expect(rerankWant(100, 64)).toBe(210);
+  });
+
+  test("a write check's deepest pass runs at the depth unfiltered searches run at, so a stray is a row searches miss", () => {
+    const at = (live: number) => planUnfiltered({ k: 10, liveRows: live, dims: 768, indexReady: true, expansionSearch: 64, calibration: null });
+    const deepest = (live: number) => checkDepths(10, 64, live, live).at(-1);
+    expect(checkDepths(10, 64, 50_000, 50_000)).toEqual([10, 64]);
+    expect(checkDepths(10, 64, 40, 40)).toEqual([10, 40]); // none past the index's size
+    expect(checkDepths(10, 64, 1_000_000, 1_000_000)).toEqual([10, 64, searchBreadth(1_000_000, 64)]);
+    for (const live of [50_000, 300_000, 1_000_000, 10_000_000]) {
+      const plan = at(live);
+      if (plan.path !== "hnsw") throw new Error("expected the HNSW path");
+      expect(deepest(live)).toBe(plan.firstKq);
+    }
   });
 
   test("routing: exact (with a bounded read) under the cap, HNSW with the estimate above it", () => {
