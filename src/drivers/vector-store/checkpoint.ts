@@ -97,16 +97,40 @@ export function writeCheckpoint(dir: string, collection: string, generation: num
     file,
     bytes: statSync(join(dir, file)).size,
     crc32: fileCrc32(join(dir, file)),
+    ...strayFields(index, strays),
+  };
+  writeMeta(dir, base, meta);
+  return meta;
+}
+
+function strayFields(index: HnswIndex, strays: StrayState): Pick<CheckpointMeta, "strays" | "straysChecked" | "sweepMs"> {
+  return {
     strays: [...index.strays].slice(0, MAX_SAVED_STRAYS),
     straysChecked: strays.checkedAll && index.strays.size <= MAX_SAVED_STRAYS,
     sweepMs: Math.round(strays.sweepMs),
   };
+}
+
+/** The description, written to a temp name, fsynced, renamed over the old one. */
+function writeMeta(dir: string, base: string, meta: CheckpointMeta): void {
   const metaTmp = join(dir, `${base}.json.tmp`);
   writeFileSync(metaTmp, JSON.stringify(meta));
   fsyncPath(metaTmp);
   renameSync(metaTmp, join(dir, `${base}.json`));
   fsyncPath(dir);
-  return meta;
+}
+
+/**
+ * A sweep finished after the last checkpoint: its description takes the strays found, provided
+ * the file is this very index (same sequence, same key count: nothing added since). False when
+ * it is not; the next checkpoint then carries them.
+ */
+export function rewriteStrays(dir: string, collection: string, generation: number, seq: number, index: HnswIndex, strays: StrayState): boolean {
+  const base = baseName(collection, generation);
+  const meta = readMeta(dir, base);
+  if (typeof meta === "string" || meta.seq !== seq || meta.count !== index.size) return false;
+  writeMeta(dir, base, { ...meta, ...strayFields(index, strays) });
+  return true;
 }
 
 /** Deletes a generation's checkpoint files, except `keep`. */

@@ -7,7 +7,7 @@
 import type { Client } from "@libsql/client";
 import { calibratable, calibrate, isStale } from "./calibration.ts";
 import { addInSteps, buildCompacted } from "./compaction.ts";
-import { removeCheckpointFiles, writeCheckpoint } from "./checkpoint.ts";
+import { removeCheckpointFiles, rewriteStrays, writeCheckpoint } from "./checkpoint.ts";
 import { addCurrentVersions, HnswIndex } from "./hnsw.ts";
 import { Mutex } from "./lock.ts";
 import { Mirror, type MirrorMemory } from "./mirror.ts";
@@ -145,6 +145,16 @@ export class Generation implements GenerationRef {
     this.track(this.checkpoint(client));
     this.sweeper.owe();
     void this.sweeper.now();
+  }
+
+  /** SweepHost: the strays are whole; the description of a checkpoint of this very index lists them (checkpoint.ts). */
+  straysSwept(): void {
+    this.track(
+      this.lock.run(async () => {
+        if (this.closed || this.status !== "ready" || this.checkpointSeq !== this.appliedSeq) return;
+        rewriteStrays(this.indexDir, this.collection, this.generation, this.checkpointSeq, this.hnsw, this.sweeper);
+      }),
+    );
   }
 
   /** Keeps a background task in `upkeep` so `settled()` waits for it. */

@@ -23,6 +23,7 @@
 import { Index, MetricKind, ScalarKind } from "usearch";
 import { GATHER_ROWS, type Mirror } from "./mirror.ts";
 import { searchBreadth } from "./planner.ts";
+import { CountedSet, StrayCodes } from "./stray-scan.ts";
 import type { IndexParams, ScalarKindName } from "./types.ts";
 
 const SCALARS: Record<ScalarKindName, ScalarKind> = { f32: ScalarKind.F32, f16: ScalarKind.F16, i8: ScalarKind.I8 };
@@ -99,7 +100,9 @@ export class HnswIndex {
    * score these exactly beside the graph's candidates (search.ts withStrays), so every row
    * is findable by its own vector. Filled by the generation's sweep and its write checks.
    */
-  readonly strays = new Set<number>();
+  readonly strays = new CountedSet();
+  /** The strays' codes in one buffer for the searches' scan of them (stray-scan.ts). */
+  readonly strayCodes = new StrayCodes();
 
   constructor(
     readonly dims: number,

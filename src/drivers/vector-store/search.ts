@@ -8,7 +8,7 @@
 import type { Client } from "@libsql/client";
 import { comparePk } from "../../shared/pk-order.ts";
 import { VectorStoreError } from "./errors.ts";
-import { type Candidate, codesTopK, cutWithTies, exactTopK, rescore, SCAN_MIN_ROWS, scanTopK } from "./exact.ts";
+import { type Candidate, cutWithTies, exactTopK, rescore, SCAN_MIN_ROWS, scanTopK } from "./exact.ts";
 import { compilePredicate, compileSql, type FilterNode, metadataColumnName, type Predicate } from "./filters/index.ts";
 import type { HnswIndex } from "./hnsw.ts";
 import { type Mirror, normalizeInPlace } from "./mirror.ts";
@@ -138,19 +138,28 @@ export function hnswCandidates(index: HnswIndex, mirror: Mirror, query: Float32A
 /**
  * Strays scored one by one beside the candidates; past this many, a native i8 scan of them picks
  * the few that can matter first. Strays grow with the graph (0.1 % of 100k × 384 rows, 1.1 % of
- * 300k): 3,222 of them re-scored in JS f32 made an unfiltered search take 3 ms instead of 0.3.
+ * 300k, 0.7 % of 1M × 768): 3,222 of them re-scored in JS f32 made an unfiltered search take 3 ms
+ * instead of 0.3. The scan reads a copy of their codes kept in one buffer (stray-scan.ts).
  */
 const STRAYS_SCANNED_FROM = 256;
 
 /** Candidates plus the index's strays that are current and pass the filter (strays.ts): all of them, or the `want` nearest by their codes. */
 export function withStrays(index: HnswIndex, mirror: Mirror, query: Float32Array, rids: number[], pred: Predicate<number> | null, want: number): number[] {
-  if (index.strays.size === 0) return rids;
+  const strays = index.strays;
+  if (strays.size === 0) return rids;
   const seen = new Set(rids);
-  const extra: number[] = [];
-  for (const rid of index.strays) if (!seen.has(rid) && mirror.isLive(rid) && (!pred || pred(rid))) extra.push(rid);
-  if (extra.length <= STRAYS_SCANNED_FROM) return rids.concat(extra);
-  const nearest = codesTopK(mirror, query, Uint32Array.from(extra).sort(), want);
-  return rids.concat(nearest.map((c) => c.rid));
+  const accept = (rid: number) => !seen.has(rid) && mirror.isLive(rid) && (!pred || pred(rid));
+  if (strays.size <= STRAYS_SCANNED_FROM) return rids.concat([...strays].filter(accept));
+  // The filter's share among the strays, from the first 64 live ones: how many to ask the scan for.
+  let sampled = 0;
+  let passed = 0;
+  for (const rid of pred ? strays : []) {
+    if (!mirror.isLive(rid)) continue;
+    if (pred!(rid)) passed++;
+    if (++sampled === 64) break;
+  }
+  const share = pred ? (passed + 1) / (sampled + 1) : 1;
+  return rids.concat(index.strayCodes.nearest(strays, mirror, query, want, share, accept).map((c) => c.rid));
 }
 
 /**

@@ -145,6 +145,22 @@ describe("strays across a restart", () => {
     expect(await found(again)).toBe(80);
   });
 
+  test("rows checked only as they were written: the checkpoint says a sweep is due; the sweep after it makes its description whole", async () => {
+    await using w = await makeWorld();
+    const store = await w.open(OPTS);
+    await store.createCollection("vt_k", SPEC);
+    await store.upsert("vt_k", randomRows(1, 3000, 1));
+    await store.upsert("vt_k", twins(5001, 40, 1));
+    await store.checkpoint("vt_k"); // before any sweep: later rows may have cut earlier ones off
+    const path = join(w.indexDir, "vt_k.g1.json");
+    expect(JSON.parse(readFileSync(path, "utf8")).straysChecked).toBe(false);
+    await store.whenReady("vt_k"); // the sweep, then the description rewritten
+    const meta = JSON.parse(readFileSync(path, "utf8"));
+    expect(meta.straysChecked).toBe(true);
+    expect(meta.strays.length).toBe((await store.stats("vt_k")).strays);
+    expect(meta.strays.length).toBeGreaterThanOrEqual(20);
+  });
+
   test("a checkpoint saved while a sweep was owed is swept after the load", async () => {
     await using w = await makeWorld();
     const store = await w.open(OPTS);
