@@ -100,16 +100,21 @@ describe("strays across a restart", () => {
   const same = Float32Array.from({ length: SPEC.dimensions }, (_, i) => Math.sin(i + 1));
   const twins = (from: number, n: number, seed: number): UpsertRow[] =>
     Array.from({ length: n }, (_, i) => ({ pk: String(from + i), textHash: `d${seed}`, metaHash: "m", text: `twin ${from + i}`, metadata: { n: from + i }, vector: same }));
+  /** A store holding 3,000 random rows and 40 twins. */
+  const withTwins = async (w: Awaited<ReturnType<typeof makeWorld>>) => {
+    const store = await w.open(OPTS);
+    await store.createCollection("vt_k", SPEC);
+    await store.upsert("vt_k", randomRows(1, 3000, 1));
+    await store.upsert("vt_k", twins(5001, 40, 1));
+    return store;
+  };
   // Through the filtered path too (a filter every row passes): twins are the hits scoring 1.
   const found = async (store: Awaited<ReturnType<Awaited<ReturnType<typeof makeWorld>>["open"]>>) =>
     (await store.search("vt_k", { vector: same, k: 100, filter: { n: { gte: 0 } } })).hits.filter((h) => h.score > 0.9999).length;
 
   test("a checkpoint that listed every stray loads without a sweep; rows written after it are checked at the load; every twin is still found", async () => {
     await using w = await makeWorld();
-    const store = await w.open(OPTS);
-    await store.createCollection("vt_k", SPEC);
-    await store.upsert("vt_k", randomRows(1, 3000, 1));
-    await store.upsert("vt_k", twins(5001, 40, 1));
+    const store = await withTwins(w);
     await store.whenReady("vt_k");
     const before = (await store.stats("vt_k")).strays;
     expect(before).toBeGreaterThanOrEqual(20);
@@ -147,10 +152,7 @@ describe("strays across a restart", () => {
 
   test("rows checked only as they were written: the checkpoint says a sweep is due; the sweep after it makes its description whole", async () => {
     await using w = await makeWorld();
-    const store = await w.open(OPTS);
-    await store.createCollection("vt_k", SPEC);
-    await store.upsert("vt_k", randomRows(1, 3000, 1));
-    await store.upsert("vt_k", twins(5001, 40, 1));
+    const store = await withTwins(w);
     await store.checkpoint("vt_k"); // before any sweep: later rows may have cut earlier ones off
     const path = join(w.indexDir, "vt_k.g1.json");
     expect(JSON.parse(readFileSync(path, "utf8")).straysChecked).toBe(false);
@@ -163,10 +165,7 @@ describe("strays across a restart", () => {
 
   test("a checkpoint saved while a sweep was owed is swept after the load", async () => {
     await using w = await makeWorld();
-    const store = await w.open(OPTS);
-    await store.createCollection("vt_k", SPEC);
-    await store.upsert("vt_k", randomRows(1, 3000, 1));
-    await store.upsert("vt_k", twins(5001, 40, 1));
+    const store = await withTwins(w);
     await store.close();
     // As a load leaves it until its sweep ends: the list may be short.
     const path = join(w.indexDir, "vt_k.g1.json");

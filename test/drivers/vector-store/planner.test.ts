@@ -77,6 +77,10 @@ describe("happy", () => {
     // A calibration that found no HNSW depth good enough at that selectivity sends it exact.
     const calibration = { liveRows: 20_000, bands: [{ selectivity: 0.5, choice: "exact" as const, recall: 1 }] };
     expect(planFiltered({ ...small, calibration }, pred({ price: { lt: 500 } }), mirror)).toEqual({ path: "exact" });
+    // …up to twice as broad a filter; past that the exact choice does not carry over (HNSW, depth 1).
+    const narrow = { liveRows: 20_000, bands: [{ selectivity: 0.2, choice: "exact" as const, recall: 1 }] };
+    expect(planFiltered({ ...small, calibration: narrow }, pred({ price: { lt: 350 } }), mirror)).toEqual({ path: "exact" });
+    expect(planFiltered({ ...small, calibration: narrow }, pred({ price: { lt: 500 } }), mirror)).toEqual(planFiltered(small, pred({ price: { lt: 500 } }), mirror));
   });
 
   test("a keyword = or in filter has an exact match count, kept through updates and deletes; others are sampled", () => {
