@@ -1,5 +1,6 @@
 import { Elysia } from "elysia";
 import { AppError, errorBody, knownFailure, rootMessage } from "../shared/errors.ts";
+import { foreground } from "../shared/foreground.ts";
 import { parse } from "../shared/validate.ts";
 import type { Services } from "../services.ts";
 import { UNMATCHED_ROUTE } from "../shared/metrics.ts";
@@ -88,10 +89,13 @@ export function buildApp(services: Services, routes: AnyRoute[], mounts: { prefi
       async ({ request, params, server }) => {
         const requestId = idOf(request);
         const ip = server?.requestIP(request)?.address ?? null;
+        foreground.enter();
         try {
           return await runRoute(services, route, request, params as Record<string, string>, requestId, ip);
         } catch (err) {
           return errorResponse(services, err, requestId);
+        } finally {
+          foreground.leave();
         }
       },
       { parse: "none" },
@@ -101,12 +105,15 @@ export function buildApp(services: Services, routes: AnyRoute[], mounts: { prefi
   for (const mount of mounts) {
     app.all(`${mount.prefix}/*`, async ({ request, server }) => {
       const requestId = idOf(request);
+      foreground.enter();
       try {
         const res = await mount.fetch(request, requestId, server?.requestIP(request)?.address ?? null);
         res.headers.set("x-request-id", requestId);
         return res;
       } catch (err) {
         return errorResponse(services, err, requestId);
+      } finally {
+        foreground.leave();
       }
     }, { parse: "none" });
   }

@@ -4,6 +4,7 @@ import { type } from "arktype";
 import { buildApp } from "../../src/http/app.ts";
 import { defineRoute } from "../../src/http/route.ts";
 import { AppError } from "../../src/shared/errors.ts";
+import { foreground } from "../../src/shared/foreground.ts";
 import { createTestApp, type TestApp } from "../harness.ts";
 import { json } from "../helpers/http.ts";
 
@@ -19,6 +20,8 @@ const testRoutes = [
   defineRoute({ method: "GET", path: "/t/sqlite-full", tag: "t", summary: "507", auth: "none", handler: () => { throw new Error("Failed query: insert into t values (?)\nparams: vsk_secret", { cause: Object.assign(new Error("SQLITE_FULL: database or disk is full"), { code: "SQLITE_FULL" }) }); } }),
   defineRoute({ method: "GET", path: "/t/enospc", tag: "t", summary: "507", auth: "none", handler: () => { throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" }); } }),
   defineRoute({ method: "GET", path: "/t/key", tag: "t", summary: "key", auth: "api_key", handler: () => ({}) }),
+  // Background steps give way while a request is handled (shared/foreground.ts): the app counts it.
+  defineRoute({ method: "GET", path: "/t/busy", tag: "t", summary: "busy", auth: "none", handler: async () => { await Bun.sleep(1); return { busy: foreground.busy }; } }),
   defineRoute({ method: "DELETE", path: "/t/thing/:id", tag: "t", summary: "204", auth: "none", status: 204, handler: () => undefined }),
 ];
 
@@ -55,6 +58,13 @@ describe("happy", () => {
     expect(echoed.headers.get("x-request-id")).toBe("req-abc.1");
     const unsafe = await fetch(base + "/nowhere", { headers: { "x-request-id": "bad id with spaces" } });
     expect(unsafe.headers.get("x-request-id")).not.toBe("bad id with spaces");
+  });
+
+  test("a request counts as in flight while its handler runs, and not after, whatever it answered", async () => {
+    expect(await json(await fetch(base + "/t/busy"))).toEqual({ busy: true });
+    expect((await fetch(base + "/t/boom")).status).toBe(500);
+    expect((await fetch(base + "/t/conflict")).status).toBe(409);
+    expect(foreground.busy).toBe(false);
   });
 
   test("204 answers no body", async () => {

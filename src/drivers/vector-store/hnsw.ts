@@ -35,12 +35,17 @@ const VERSION_SPAN = 2 ** 32;
 
 /**
  * Batched searches of fewer vectors than this run on one thread: usearch starts its threads per
- * call, and for a background step of a few rows that cost more than it saved (a batched search of
- * 8 vectors ran at a quarter of the one-thread rate). Adds always name the configured count: the
- * binding reserves per-thread contexts only when the index grows, so an index first grown by a
- * one-thread add refuses a later two-thread add ("Reserve capacity ahead of insertions!").
+ * call (~30-60 µs). Measured on raw usearch, 150k rows, i8, idle machine: from 4 vectors two
+ * threads were faster at every depth and width (768 dims, ef 10: 121 → 100 µs a row at 4, 125 →
+ * 72 at 8; ef 64: 323 → 188 at 4; 256 dims, ef 10: 54 → 45 at 4), and slower only at 2 vectors of
+ * ef 10 at 256 dims. A check or sweep step holds ~5 ms of work (pace.ts), which at 1M × 768 is
+ * ~10 rows: below the 64 this once was, so the sweep of a 1M × 768 index ran on one thread
+ * (937 s; 558 s from 4 rows, ~1.4 cores; two threads from 2 rows at depth ≥ 64 too: 550 s). Adds
+ * always name the configured count: the binding reserves per-thread contexts only when the index
+ * grows, so an index first grown by a one-thread add refuses a later two-thread add ("Reserve
+ * capacity ahead of insertions!").
  */
-const THREADED_ROWS = 64;
+const THREADED_ROWS = 4;
 const threadsFor = (rows: number, threads: number) => (rows < THREADED_ROWS ? 1 : threads);
 
 /**

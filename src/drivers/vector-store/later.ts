@@ -10,6 +10,7 @@
 // for the whole page (hundreds of ms at 768 dimensions), so every search waited behind it. A
 // writer with more than BACKLOG rows waiting is held back (`settle`) before its write, so the
 // index sets a fast writer's pace and searches never score more than about BACKLOG strays.
+import { foreground } from "../../shared/foreground.ts";
 import { addCurrentVersions, type HnswIndex } from "./hnsw.ts";
 import type { Mirror } from "./mirror.ts";
 import { Steps } from "./pace.ts";
@@ -68,7 +69,7 @@ export class LaterIndexer {
 
   private async drain(): Promise<void> {
     while (this.waiting.size > 0 && !this.owner.closed) {
-      await new Promise((resolve) => setImmediate(resolve));
+      await foreground.yieldTurn();
       const step: number[] = [];
       const size = this.steps.size;
       for (const rid of this.waiting) {

@@ -9,6 +9,9 @@
 // held the loop ~180 ms. And while writes go on, the work rests between steps (Pacer), at most
 // BUSY_SHARE of the loop: a compaction's dead keys only cost memory and search width, searches
 // are exact until a rebuild ends, a calibration only tunes. Measured by `bun run bench pipeline`.
+// Between steps, requests being handled go first (shared/foreground.ts).
+
+import { foreground } from "../../shared/foreground.ts";
 
 /** Writes this recent make background work rest. */
 const BUSY_WRITES_MS = 1_000;
@@ -33,7 +36,8 @@ export class Pacer {
     return async () => {
       const worked = performance.now() - resumed;
       const rest = this.writing ? (worked * (1 - BUSY_SHARE)) / BUSY_SHARE : 0;
-      await new Promise((resolve) => (rest > 0 ? setTimeout(resolve, rest) : setImmediate(resolve)));
+      if (rest > 0) await new Promise((resolve) => setTimeout(resolve, rest));
+      await foreground.yieldTurn();
       resumed = performance.now();
     };
   }

@@ -6,6 +6,7 @@
 // vector: each written row at once, and every live row in a sweep after each load and after
 // every quiet spell in the writes. Searches score the strays exactly beside the graph's
 // candidates (search.ts withStrays), so once a sweep has run every live row is findable.
+import { foreground } from "../../shared/foreground.ts";
 import type { HnswIndex } from "./hnsw.ts";
 import { GATHER_ROWS, type Mirror } from "./mirror.ts";
 import { searchBreadth } from "./planner.ts";
@@ -197,7 +198,7 @@ export class StraySweeper {
       const took = performance.now() - started;
       const writing = performance.now() - this.lastWriteAt < SWEEP_QUIET_MS;
       if (writing) await new Promise((resolve) => setTimeout(resolve, (took * (1 - SWEEP_BUSY_SHARE)) / SWEEP_BUSY_SHARE));
-      else await new Promise((resolve) => setImmediate(resolve));
+      await foreground.yieldTurn();
     }
     if (hnsw.strays.size > 0) this.report("vector_store.index_strays", { rows: hnsw.strays.size });
     return true;

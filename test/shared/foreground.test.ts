@@ -1,0 +1,53 @@
+import { describe, expect, test } from "bun:test";
+import { Foreground } from "../../src/shared/foreground.ts";
+
+const turns = async (n: number) => {
+  for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve));
+};
+
+describe("foreground: background steps give way to requests", () => {
+  test("with no request in flight a step goes on after one turn of the loop", async () => {
+    const fg = new Foreground();
+    let resumed = false;
+    const step = fg.yieldTurn(60_000).then(() => (resumed = true));
+    await turns(2);
+    expect(resumed).toBe(true);
+    await step;
+  });
+
+  test("a step waits while requests are in flight and goes on when the last one leaves", async () => {
+    const fg = new Foreground();
+    fg.enter();
+    fg.enter();
+    let resumed = false;
+    const step = fg.yieldTurn(60_000).then(() => (resumed = true));
+    await turns(5);
+    expect(resumed).toBe(false);
+    fg.leave();
+    await turns(5);
+    expect(resumed).toBe(false); // one request still in flight
+    fg.leave();
+    await step;
+    expect(resumed).toBe(true);
+    expect(fg.busy).toBe(false);
+  });
+
+  test("under requests that never end, a step still runs once its wait is over", async () => {
+    const fg = new Foreground();
+    fg.enter();
+    // Resolves by the cap alone: nothing calls leave() before it.
+    await fg.yieldTurn(1);
+    await fg.yieldTurn(1);
+    expect(fg.busy).toBe(true);
+    fg.leave();
+  });
+
+  test("leave() more often than enter() does not leave a negative count behind", async () => {
+    const fg = new Foreground();
+    fg.leave();
+    fg.enter();
+    expect(fg.busy).toBe(true);
+    fg.leave();
+    expect(fg.busy).toBe(false);
+  });
+});
