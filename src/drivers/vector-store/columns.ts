@@ -1,6 +1,8 @@
 // The mirror's typed metadata columns, indexed by rid: numbers as f64 with a presence byte,
 // booleans as one byte (-1 = null), keywords as strings, with a count of rows per value (the
-// planner's exact match count for `=` and `in` filters on one keyword column).
+// planner's exact match count for `=` and `in` filters on one keyword column) and the rows
+// themselves per value (postings.ts: the exact path's matches for those filters).
+import { Postings } from "./postings.ts";
 import type { MetadataValue } from "./types.ts";
 
 export interface ColumnStore {
@@ -10,6 +12,8 @@ export interface ColumnStore {
   bytes(): number;
   /** Rows holding `value` (keyword columns only). */
   count?(value: MetadataValue): number;
+  /** The rids holding `value`, ascending (keyword columns only). */
+  rids?(value: MetadataValue): Uint32Array;
 }
 
 export function numberColumn(capacity: number): ColumnStore {
@@ -52,6 +56,7 @@ export function booleanColumn(capacity: number): ColumnStore {
 export function keywordColumn(): ColumnStore {
   const values: (string | null)[] = [];
   const counts = new Map<string, number>();
+  const postings = new Postings((rid) => values[rid] ?? null);
   let chars = 0;
   const tally = (v: string | null | undefined, by: number) => {
     if (v === null || v === undefined) return;
@@ -62,13 +67,19 @@ export function keywordColumn(): ColumnStore {
   return {
     get: (rid) => values[rid] ?? null,
     set: (rid, v) => {
-      chars += (typeof v === "string" ? v.length : 0) - (values[rid]?.length ?? 0);
-      tally(values[rid], -1);
-      values[rid] = v === null ? null : String(v);
-      tally(values[rid], 1);
+      const old = values[rid] ?? null;
+      const next = v === null ? null : String(v);
+      if (old === next) return;
+      chars += (next?.length ?? 0) - (old?.length ?? 0);
+      tally(old, -1);
+      values[rid] = next;
+      tally(next, 1);
+      if (old !== null) postings.drop(old);
+      if (next !== null) postings.add(next, rid);
     },
     grow: () => {},
-    bytes: () => values.length * 8 + chars * 2 + counts.size * 64,
+    bytes: () => values.length * 8 + chars * 2 + counts.size * 64 + postings.bytes(),
     count: (v) => (typeof v === "string" ? (counts.get(v) ?? 0) : 0),
+    rids: (v) => (typeof v === "string" ? postings.rids(v) : new Uint32Array(0)),
   };
 }

@@ -305,6 +305,21 @@ export class Mirror {
     return this.columns[column]?.count?.(value) ?? null;
   }
 
+  /**
+   * Live rows whose keyword column `column` holds one of `values`, ascending; null when the
+   * column is not a keyword column (postings.ts).
+   */
+  keywordRids(column: number, values: readonly MetadataValue[]): Uint32Array | null {
+    const store = this.columns[column];
+    if (!store?.rids) return null;
+    const lists = [...new Set(values)].map((v) => store.rids!(v));
+    if (lists.length === 1) return lists[0]!;
+    const out = new Uint32Array(lists.reduce((n, l) => n + l.length, 0));
+    let at = 0;
+    for (const list of lists) out.set(list, (at += list.length) - list.length);
+    return out.sort(); // values are distinct, so their rows are too
+  }
+
   metadataOf(rid: number): Metadata {
     const out: Metadata = {};
     this.spec.metadata.forEach((c, i) => (out[c.name] = this.columns[i]!.get(rid)));

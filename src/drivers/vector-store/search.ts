@@ -92,16 +92,27 @@ async function run(client: Client, gen: SearchTarget, query: Float32Array, req: 
   }
   if (!filter) return { candidates: exactTopK(mirror, query, mirror.liveRids(), keep), path: "exact-memory" };
   const limit = plan.path === "exact-bounded" ? plan.limit : Infinity;
-  const matching = await matchingRids(client, gen, compileSql(filter.node, gen.spec.metadata), limit);
+  const inMemory = keywordMatches(filter.node, mirror);
+  const matching = inMemory ? { count: inMemory.length, rids: inMemory } : await matchingRids(client, gen, compileSql(filter.node, gen.spec.metadata), limit);
   if (plan.path === "exact-bounded" && matching.count > limit) return run(client, gen, query, req, plan.beyond, filter, keep);
   // Writes may land during the await (and SQL may see a commit the mirror has yet to apply): only
   // rids still live and still matching in the mirror count. The predicate is checked on the
   // chosen rows, not on every match (5,000 matches cost ~0.6 ms of predicate calls): if they
   // all pass, dropping failing rows below the cut would not change it. Else, all rows are checked.
-  const live = matching.rids.filter((rid) => mirror.isLive(rid)).sort();
+  const live = inMemory ?? matching.rids.filter((rid) => mirror.isLive(rid)).sort();
   const chosen = nearestOf(mirror, query, live, keep);
   if (chosen.every((c) => filter.pred(c.rid))) return { candidates: chosen, path: "exact-memory" };
   return { candidates: nearestOf(mirror, query, live.filter((rid) => filter.pred(rid)), keep), path: "exact-memory" };
+}
+
+/**
+ * The rows matching a keyword `=` or `in` filter, from the mirror's postings: no SQL read, and
+ * the mirror's state at this instant (live rows only, ascending). Null for any other filter.
+ */
+function keywordMatches(node: FilterNode, mirror: Mirror): Uint32Array | null {
+  if (node.kind === "cmp" && node.op === "eq") return mirror.keywordRids(node.column, [node.value]);
+  if (node.kind === "set" && node.op === "in") return mirror.keywordRids(node.column, node.values);
+  return null;
 }
 
 /** The exact path's scan: the i8 scan with an f32 re-score for many rows, f32 for a few. */

@@ -27,6 +27,39 @@ describe.each(MIRRORS)("happy, %s mirror", (_, memory) => {
     }
   });
 
+  test("keyword `=` and `in` filters find moved rows under their new value only, and no deleted row, before and after a restart", async () => {
+    await using w = await makeWorld(memory);
+    let store = await w.open();
+    await store.createCollection("vt_a", SPEC);
+    let rows = productRows(300, SPEC.dimensions);
+    await store.upsert("vt_a", rows);
+    // Every third row moves to "garden", every seventh is deleted, then a few move back.
+    const moved = rows.map((r, i) => (i % 3 === 0 ? { ...r, metadata: { ...r.metadata, category: "garden" } } : r));
+    await store.upsert("vt_a", moved.filter((_, i) => i % 3 === 0));
+    await store.delete("vt_a", rows.filter((_, i) => i % 7 === 0).map((r) => r.pk));
+    rows = moved.filter((_, i) => i % 7 !== 0);
+    const back = rows.filter((_, i) => i % 10 === 0).map((r) => ({ ...r, metadata: { ...r.metadata, category: "books" } }));
+    await store.upsert("vt_a", back);
+    rows = rows.map((r) => back.find((b) => b.pk === r.pk) ?? r);
+    const check = async () => {
+      for (const q of queries.slice(0, 4)) {
+        for (const [filter, keep] of [
+          [{ category: "garden" }, (m: Metadata) => m.category === "garden"],
+          [{ category: { in: ["books", "garden", "books"] } }, (m: Metadata) => m.category === "books" || m.category === "garden"],
+        ] as const) {
+          const found = await store.search("vt_a", { vector: q, k: 300, filter });
+          expect(found.path).toBe("exact-memory");
+          expect(pks(found.hits)).toEqual(referenceTopK(rows, q, 300, keep));
+        }
+      }
+    };
+    await check();
+    await store.close();
+    store = await w.open();
+    await store.whenReady("vt_a");
+    await check();
+  });
+
   test("hits carry typed metadata, text and cosine similarity", async () => {
     await using w = await makeWorld(memory);
     const store = await w.open();
