@@ -12,6 +12,7 @@
 import type { RowHash, SourceRow } from "../../drivers/sources/types.ts";
 import { keyText } from "../../drivers/sources/types.ts";
 import type { MetadataUpdate, RowHashes, UpsertRow } from "../../drivers/vector-store/index.ts";
+import { foreground } from "../../shared/foreground.ts";
 import { renderMetadata, renderText, storedTextHash } from "../vector-tables/render.ts";
 import { emptyRowsAmong, recordEmptyRows } from "./empty-rows.ts";
 import { embedRows } from "./embedder.ts";
@@ -40,7 +41,13 @@ export type Prepared = {
    * untouched, so a fill's checkpoint there resumes exactly at that row).
    */
   handled: number;
-  commit(): Promise<void>;
+  /**
+   * Writes the changes. `rowsPerWrite`: new vectors go to the store in writes of at most that many
+   * rows, the event loop turning between them (fills, FILL_WRITE_ROWS). Safe where a crash between
+   * two writes replays the rows: a fill's page is checkpointed only after its commit, and the
+   * replay finds the rows already stored and embeds none of them again.
+   */
+  commit(rowsPerWrite?: number): Promise<void>;
 };
 
 export const zeroCounts = (): ApplyCounts => ({ embedded: 0, reused: 0, metadata: 0, deleted: 0, empty: 0, unchanged: 0 });
@@ -182,8 +189,13 @@ export async function prepareRows(job: SyncJob, hashes: RowHash[], target: Apply
     counts,
     overBudget,
     handled,
-    async commit() {
-      await store.upsert(upserts, at);
+    async commit(rowsPerWrite = Infinity) {
+      let from = 0;
+      do {
+        if (from > 0) await foreground.yieldTurn();
+        await store.upsert(upserts.slice(from, from + rowsPerWrite), at);
+        from += rowsPerWrite;
+      } while (from < upserts.length);
       await store.updateMetadata(metaUpdates, at);
       await store.delete(deletes, at);
       // After the vectors: a crash between the two leaves a row uncounted until the next pass
