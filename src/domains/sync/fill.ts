@@ -22,7 +22,9 @@ export type FillProgress = TaskProgress & { after_key?: Key | null; generation?:
  * ~25 ms (libSQL's batch is synchronous: the statements, then the commit's fsync, ~8 ms at 256
  * dimensions), and a query answered during a backfill waited behind it. In writes of 64 with a
  * turn between them, a query's p99 during a 50k-row backfill at 256 dimensions went from 66-72 ms
- * (four runs) to 43-52 ms (three), at the same backfill rate within the runs' spread.
+ * (four runs) to 43-52 ms (three), at the same backfill rate within the runs' spread. Managed
+ * storage only: a platform store's write is a statement to the customer's database, where the
+ * loop is not held and every extra statement costs a round trip (a warehouse's, ~100 ms).
  */
 export const FILL_WRITE_ROWS = 64;
 
@@ -62,7 +64,7 @@ export async function fill(job: SyncJob, opts: FillOptions): Promise<FillOutcome
       progress = next;
       // The store write and the checkpoint are two transactions: a crash between them replays
       // this page, and prepareRows then finds its rows stored and embeds none of them again.
-      writing = prepared.commit(FILL_WRITE_ROWS).then(() => opts.checkpoint(next));
+      writing = prepared.commit(job.store.mode === "managed" ? FILL_WRITE_ROWS : undefined).then(() => opts.checkpoint(next));
       writing.catch(() => {}); // handled when awaited below; no unhandled rejection meanwhile
       addCounts(counts, prepared.counts);
       if (prepared.overBudget > 0) {
