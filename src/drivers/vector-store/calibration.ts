@@ -96,7 +96,11 @@ export async function calibrate(target: CalibrationTarget, pause: () => Promise<
           // With the strays, as searches score them (search.ts run): a band measured without them
           // read short on a large graph and sent broad filters to the exact path (1M × 768: 50 % in 177 ms).
           const rids = withStrays(index, mirror, query, found.rids.slice(0, plan.rescore), pred, Math.max(plan.rescore, K));
-          const top = cutWithTies(rescore(mirror, query, rids), K).slice(0, K);
+          // Scored as the truth is (exactTopK), so only the candidates found differ. A compact
+          // mirror's truth ranks by the codes' cosine with the quantized query, rescore by the f32
+          // query's: near-ties ordered two ways capped recall near 0.98 at every depth, and at
+          // 1M × 768 sent the 5 % and 20 % bands exact (a 5 % filter in 18 ms instead of 5.5).
+          const top = exactTopK(mirror, query, Uint32Array.from(rids).sort(), K).slice(0, K);
           recall[i]! += top.filter((c) => truth.has(c.rid)).length / Math.min(K, truth.size || K);
         }
         await pause();
