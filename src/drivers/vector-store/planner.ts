@@ -10,7 +10,7 @@
 // The planner only decides: from counts, a sample of the mirror and the collection's calibration
 // (never a vector, never SQL) it makes a Plan, a plain value search.ts runs. A bounded exact read
 // carries the plan to follow past its limit, so a search never comes back here midway.
-import type { FilterNode, Predicate } from "./filters/index.ts";
+import type { FilterNode, Predicate, Scalar } from "./filters/index.ts";
 import type { Mirror } from "./mirror.ts";
 
 /**
@@ -124,15 +124,22 @@ export function exactCap(k: number, liveRows: number, scale = 1, dims = 384): nu
  * matches against a boundary of 4,000) went one way or the other query by query.
  */
 export function knownMatches(node: FilterNode, mirror: Mirror): number | null {
-  if (node.kind === "cmp" && node.op === "eq") return mirror.keywordCount(node.column, node.value);
-  if (node.kind !== "set" || node.op !== "in") return null;
+  const one = valuesOf(node);
+  if (!one) return null;
   let sum = 0;
-  for (const value of new Set(node.values)) {
-    const n = mirror.keywordCount(node.column, value);
+  for (const value of one.values) {
+    const n = mirror.keywordCount(one.column, value);
     if (n === null) return null;
     sum += n;
   }
   return sum;
+}
+
+/** A filter that is one `=` or `in` on a column: that column and its distinct values; else null. */
+export function valuesOf(node: FilterNode): { column: number; values: Scalar[] } | null {
+  if (node.kind === "cmp" && node.op === "eq") return { column: node.column, values: [node.value] };
+  if (node.kind === "set" && node.op === "in") return { column: node.column, values: [...new Set(node.values)] };
+  return null;
 }
 
 /** Fraction of live rows matching `pred`: a quick stride sample, a closer one when near `cap`. */

@@ -12,7 +12,7 @@ import { type Candidate, cutWithTies, exactTopK, rescore, SCAN_MIN_ROWS, scanTop
 import { compilePredicate, compileSql, type FilterNode, metadataColumnName, type Predicate } from "./filters/index.ts";
 import type { HnswIndex } from "./hnsw.ts";
 import { type Mirror, normalizeInPlace } from "./mirror.ts";
-import { type Calibration, type HnswPlan, knownMatches, type Plan, type PlanInput, planFiltered, planUnfiltered } from "./planner.ts";
+import { type Calibration, type HnswPlan, knownMatches, type Plan, type PlanInput, planFiltered, planUnfiltered, valuesOf } from "./planner.ts";
 import { matchingRids, readTexts } from "./reads.ts";
 import { refine, refineRows } from "./refine.ts";
 import { type GenerationRef, readMetadataValue } from "./rows.ts";
@@ -92,7 +92,9 @@ async function run(client: Client, gen: SearchTarget, query: Float32Array, req: 
   }
   if (!filter) return { candidates: exactTopK(mirror, query, mirror.liveRids(), keep), path: "exact-memory" };
   const limit = plan.path === "exact-bounded" ? plan.limit : Infinity;
-  const inMemory = keywordMatches(filter.node, mirror);
+  const one = valuesOf(filter.node);
+  // A keyword `=` / `in` reads its rows from the mirror (postings.ts): no SQL, no await.
+  const inMemory = one ? mirror.keywordRids(one.column, one.values) : null;
   const matching = inMemory ? { count: inMemory.length, rids: inMemory } : await matchingRids(client, gen, compileSql(filter.node, gen.spec.metadata), limit);
   if (plan.path === "exact-bounded" && matching.count > limit) return run(client, gen, query, req, plan.beyond, filter, keep);
   // Writes may land during the await (and SQL may see a commit the mirror has yet to apply): only
@@ -103,16 +105,6 @@ async function run(client: Client, gen: SearchTarget, query: Float32Array, req: 
   const chosen = nearestOf(mirror, query, live, keep);
   if (chosen.every((c) => filter.pred(c.rid))) return { candidates: chosen, path: "exact-memory" };
   return { candidates: nearestOf(mirror, query, live.filter((rid) => filter.pred(rid)), keep), path: "exact-memory" };
-}
-
-/**
- * The rows matching a keyword `=` or `in` filter, from the mirror's postings: no SQL read, and
- * the mirror's state at this instant (live rows only, ascending). Null for any other filter.
- */
-function keywordMatches(node: FilterNode, mirror: Mirror): Uint32Array | null {
-  if (node.kind === "cmp" && node.op === "eq") return mirror.keywordRids(node.column, [node.value]);
-  if (node.kind === "set" && node.op === "in") return mirror.keywordRids(node.column, node.values);
-  return null;
 }
 
 /** The exact path's scan: the i8 scan with an f32 re-score for many rows, f32 for a few. */
