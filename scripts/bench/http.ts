@@ -102,10 +102,9 @@ try {
   await sql.unsafe("VACUUM ANALYZE docs");
   await sql.end({ timeout: 5 });
 
-  // --profile DIR: the service runs under Bun's sampling profiler and writes DIR/*.md at exit.
-  const cmd = args.profile ? [process.execPath, "--cpu-prof-md", `--cpu-prof-dir=${args.profile}`, join(import.meta.dir, "../../src/main.ts")] : undefined;
-  service = await startService({ VECSYNC_FREE_VECTOR_BUDGET: "100000000", VECSYNC_LOG_LEVEL: "warn" }, dataDir, undefined, cmd);
-  const { api } = await signUp(service);
+  const env = { VECSYNC_FREE_VECTOR_BUDGET: "100000000", VECSYNC_LOG_LEVEL: "warn" };
+  service = await startService(env, dataDir);
+  let { api } = await signUp(service);
   const connection = await api.call("POST", "/v1/providers/db_relational/connections", {
     name: "bench-source", mode: "managed",
     credentials: { host: sourceUrl.hostname, port: Number(sourceUrl.port || 5432), database, user: decodeURIComponent(sourceUrl.username) || "postgres", password: "unused-trust-auth", ssl_mode: "disable" },
@@ -127,6 +126,15 @@ try {
   }
   progress(`backfilled ${ROWS} rows at ${DIMS} dims in ${((performance.now() - t0) / 1000).toFixed(1)} s; RSS ${mb(procStatusKb(service.pid, "VmRSS"))}`);
   await api.call("POST", `/v1/vector-tables/${created.id}/sync/pause`);
+  await waitIdle(service.pid, 1000, 60_000); // the stray sweep after the backfill
+  if (args.profile) {
+    // --profile DIR: the service restarts on the same data under Bun's sampling profiler (DIR/*.md
+    // at exit), so the profile holds the query workloads, not the backfill.
+    await service.stop("SIGTERM");
+    await Promise.resolve(service[Symbol.asyncDispose]()).catch(() => {});
+    service = await startService(env, dataDir, undefined, [process.execPath, "--cpu-prof-md", `--cpu-prof-dir=${args.profile}`, join(import.meta.dir, "../../src/main.ts")]);
+    api = api.at(service.url);
+  }
   await waitIdle(service.pid, 1000, 60_000);
 
   const auth = { authorization: (api as unknown as { headers: Record<string, string> }).headers.authorization! };

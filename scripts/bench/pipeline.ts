@@ -1,4 +1,4 @@
-// `bun run bench pipeline [--rows N] [--reconcile-rows N] [--only batch|cdc|reconcile] [--cdc-secs S] [--cdc-rates R,R,…] [--sweep-secs S] [--cdc-rows N] [--trace P] [--profile DIR]`: the whole job end to end on the real service process, over
+// `bun run bench pipeline [--rows N] [--limit-min M] [--reconcile-rows N] [--only batch|cdc|reconcile] [--cdc-secs S] [--cdc-rates R,R,…] [--sweep-secs S] [--cdc-rows N] [--trace P] [--profile DIR]`: the whole job end to end on the real service process, over
 // its REST API, against a throwaway Postgres database of N rows (default 1,000,000) and the fake
 // emb_a provider (test/fakes/embeddings/server.ts) with no latency and no rate limit, asked for
 // text-embedding-3-small reduced to 256 dimensions. The fake rather than `local`: the fake is what
@@ -17,7 +17,7 @@
 //   4. reconciliation: source rows read per hour by the reconciling passes of an idle cdc table of
 //      --reconcile-rows rows (default 100,000, extrapolated per row to 1M; 0 skips), on a service of
 //      its own with a 30 s reconcile interval, extrapolated to the 1 h default (lib/pipeline-reconcile.ts).
-// Bounded: every wait has a deadline and the run stops at ~20 minutes (phase 4 gets at least 8 more). The database, the service
+// Bounded: every wait has a deadline and the run stops at ~20 minutes (--limit-min; phase 4 gets at least 8 more). The database, the service
 // and its data dir are removed at the end, also on failure or Ctrl-C.
 // Uses VECSYNC_BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/postgres).
 import postgres from "postgres";
@@ -60,7 +60,8 @@ const PROFILE = arg("--profile");
 /** `--cdc-rows`: the cdc table's size (default: what the load needs, and N/10 up to 100,000). */
 const CDC_ROWS = CDC_ON ? Math.max(cdcRowsNeeded(CDC), Number(arg("--cdc-rows") ?? 0), Math.min(100_000, Math.ceil(ROWS / 10))) : 0;
 const SYNC_INTERVAL_SEC = 10;
-const RUN_LIMIT_MS = 20 * 60_000;
+/** `--limit-min M` (default 20): the whole run's bound; a full 1M-row backfill needs ~30 on 2 cores. */
+const RUN_LIMIT_MS = Number(arg("--limit-min") ?? 20) * 60_000;
 const MODEL = "text-embedding-3-small";
 const DIMS = 256;
 

@@ -21,6 +21,11 @@ export class Api {
     return new Api(this.url, { ...this.headers, ...headers });
   }
 
+  /** The same credentials against a restarted service (a new port). */
+  at(url: string): Api {
+    return new Api(url, this.headers);
+  }
+
   /** Answers the JSON body; throws with the body on any status outside `ok`. */
   async call<T = any>(method: string, path: string, body?: unknown, ok: number[] = [200, 201, 204]): Promise<T> {
     const init: RequestInit = { method, headers: { ...this.headers } };

@@ -6,6 +6,7 @@
 // A compact mirror (mirror.ts) has codes only: every function here then scores by the codes'
 // cosine, and search.ts makes the final candidates' scores exact from libSQL (refine.ts).
 import { exactSearch, type Matches, MetricKind } from "usearch";
+import type { Block } from "./keyword-blocks.ts";
 import { GATHER_ROWS, type Mirror } from "./mirror.ts";
 import { quantizeQuery } from "./quantize.ts";
 
@@ -71,6 +72,35 @@ export function scanTopK(mirror: Mirror, query: Float32Array, rids: ArrayLike<nu
   // Identical vectors have identical codes: a tie at the i8 cut is kept whole, as in exactTopK.
   const best = codesTopK(mirror, query, rids, scanRescoreRows(k));
   return cutWithTies(rescore(mirror, query, best.map((c) => c.rid)), k);
+}
+
+/**
+ * `scanTopK` over the rows of keyword blocks (keyword-blocks.ts): their codes are already in one
+ * buffer each, so the scan is one native call per block and no gather.
+ */
+export function blocksTopK(mirror: Mirror, query: Float32Array, all: Block[], k: number): Candidate[] {
+  const blocks = all.filter((b) => b.rids.length > 0);
+  if (blocks.length === 0 || k <= 0) return [];
+  const want = mirror.hasFloats ? scanRescoreRows(k) : k;
+  const rids = blocks.length === 1 ? blocks[0]!.rids : concatRids(blocks);
+  const starts = new Map<number, Int8Array>();
+  let at = 0;
+  for (const block of blocks) {
+    starts.set(at, block.codes);
+    at += block.rids.length;
+  }
+  const best = nearestInChunks(rids, want, mirror.dims, (from) => starts.get(from)!, quantizeQuery(query), MetricKind.Cos);
+  return mirror.hasFloats ? cutWithTies(rescore(mirror, query, best.map((c) => c.rid)), k) : best;
+}
+
+function concatRids(blocks: Block[]): Uint32Array {
+  const out = new Uint32Array(blocks.reduce((n, b) => n + b.rids.length, 0));
+  let at = 0;
+  for (const block of blocks) {
+    out.set(block.rids, at);
+    at += block.rids.length;
+  }
+  return out;
 }
 
 /** The `want` nearest of `rids` (ascending is fastest) by the i8 codes' cosine (and the rows tied with the last). */

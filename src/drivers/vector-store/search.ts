@@ -8,7 +8,7 @@
 import type { Client } from "@libsql/client";
 import { comparePk } from "../../shared/pk-order.ts";
 import { VectorStoreError } from "./errors.ts";
-import { type Candidate, cutWithTies, exactTopK, rescore, SCAN_MIN_ROWS, scanTopK } from "./exact.ts";
+import { blocksTopK, type Candidate, cutWithTies, exactTopK, rescore, SCAN_MIN_ROWS, scanTopK } from "./exact.ts";
 import { compilePredicate, compileSql, type FilterNode, metadataColumnName, type Predicate } from "./filters/index.ts";
 import type { HnswIndex } from "./hnsw.ts";
 import { type Mirror, normalizeInPlace } from "./mirror.ts";
@@ -62,7 +62,8 @@ export async function searchGeneration(client: Client, gen: SearchTarget, req: S
     capScale,
   };
   const filter = node ? { node, pred: compilePredicate(node, mirror.access) } : null;
-  const plan = filter ? planFiltered(input, filter.pred, mirror, knownMatches(filter.node, mirror)) : planUnfiltered(input);
+  const known = filter ? knownMatches(filter.node, mirror) : null;
+  const plan = filter ? planFiltered(input, filter.pred, mirror, known, known !== null && mirror.blocksFit(known)) : planUnfiltered(input);
   // A compact mirror's paths keep more than k: their order is the codes', refine() makes it exact.
   const keep = mirror.hasFloats ? req.k : refineRows(req.k);
   const found = await run(client, gen, query, req, plan, filter, keep);
@@ -93,10 +94,16 @@ async function run(client: Client, gen: SearchTarget, query: Float32Array, req: 
   if (!filter) return { candidates: exactTopK(mirror, query, mirror.liveRids(), keep), path: "exact-memory" };
   const limit = plan.path === "exact-bounded" ? plan.limit : Infinity;
   const one = valuesOf(filter.node);
-  // A keyword `=` / `in` reads its rows from the mirror (postings.ts): no SQL, no await.
+  // A keyword `=` / `in` reads its rows from the mirror (postings.ts): no SQL, no await; enough
+  // of them are scanned from contiguous copies of their codes (keyword-blocks.ts).
   const inMemory = one ? mirror.keywordRids(one.column, one.values) : null;
   const matching = inMemory ? { count: inMemory.length, rids: inMemory } : await matchingRids(client, gen, compileSql(filter.node, gen.spec.metadata), limit);
   if (plan.path === "exact-bounded" && matching.count > limit) return run(client, gen, query, req, plan.beyond, filter, keep);
+  const blocks = one && inMemory ? mirror.keywordBlocks(one.column, one.values) : null;
+  if (blocks) {
+    const chosen = blocksTopK(mirror, query, blocks, keep);
+    if (chosen.every((c) => filter.pred(c.rid))) return { candidates: chosen, path: "exact-memory" };
+  }
   // Writes may land during the await (and SQL may see a commit the mirror has yet to apply): only
   // rids still live and still matching in the mirror count. The predicate is checked on the
   // chosen rows, not on every match (5,000 matches cost ~0.6 ms of predicate calls): if they

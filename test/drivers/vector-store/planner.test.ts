@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { compilePredicate, parseFilter } from "../../../src/drivers/vector-store/filters/index.ts";
 import { checkDepths } from "../../../src/drivers/vector-store/hnsw.ts";
 import { Mirror } from "../../../src/drivers/vector-store/mirror.ts";
-import { estimateSelectivity, exactCap, knownMatches, type PlanInput, planFiltered, planUnfiltered, rerankWant, routeFiltered, searchBreadth } from "../../../src/drivers/vector-store/planner.ts";
+import { blockScanUs, estimateSelectivity, exactCap, hnswCostUs, knownMatches, type PlanInput, planFiltered, planUnfiltered, rerankWant, routeFiltered, searchBreadth } from "../../../src/drivers/vector-store/planner.ts";
 import type { GenerationSpec } from "../../../src/drivers/vector-store/types.ts";
 
 const SPEC: GenerationSpec = { dimensions: 4, numericPk: true, metadata: [{ name: "price", type: "float" }] };
@@ -104,5 +104,20 @@ describe("happy", () => {
     const input: PlanInput = { k: 10, liveRows: mirror.liveCount, dims: 4, indexReady: true, expansionSearch: 64, calibration: null };
     const pred = compilePredicate(parseFilter({ category: "c5" }, spec.metadata)!, mirror.access);
     expect(planFiltered(input, pred, mirror, known({ category: "c5" }))).toMatchObject({ path: "hnsw" });
+  });
+
+  test("matches scanned from keyword blocks go exact wherever the scan costs less than the HNSW search", () => {
+    const mirror = new Mirror({ ...SPEC, metadata: [{ name: "price", type: "float" }] });
+    const pred = () => true;
+    const at = (dims: number): PlanInput => ({ k: 10, liveRows: 100_000, dims, indexReady: true, expansionSearch: 64, calibration: null });
+    // 5 % of 100k × 512 (bench http): a 0.2 ms scan against an HNSW search for 320.
+    expect(blockScanUs(5_000, 512)).toBeLessThan(hnswCostUs(320, 512) / 2);
+    expect(planFiltered(at(512), pred, mirror, 5_000, true)).toEqual({ path: "exact" });
+    expect(planFiltered(at(512), pred, mirror, 5_000, false)).toMatchObject({ path: "hnsw" });
+    // Half the rows: HNSW needs only its usual breadth, the scan would read 50,000 rows.
+    expect(planFiltered(at(512), pred, mirror, 50_000, true)).toMatchObject({ path: "hnsw" });
+    // A calibration that chose the exact path for the band keeps it.
+    const exactBand = { liveRows: 100_000, bands: [{ selectivity: 0.5, choice: "exact" as const, recall: 1 }] };
+    expect(planFiltered({ ...at(512), calibration: exactBand }, pred, mirror, 50_000, true)).toEqual({ path: "exact" });
   });
 });
