@@ -11,7 +11,8 @@
 //   POST …/query price < 10                a ~10 % range filter
 // Figures: QPS, p50/p99 latency, and the service's CPU per request (from /proc) beside the
 // baseline's. `--only TEXT` runs the workloads whose name contains TEXT; `--profile DIR` writes the
-// service's CPU profile (Bun's --cpu-prof-md) there; `--metrics` prints the service's own /metrics
+// service's CPU profile of the workloads (Bun's --cpu-prof-md; the service restarts on the same data
+// for them) there; `--metrics` prints the service's own /metrics
 // (vecsync_* series, no buckets) after the run. Bounded; the database, service and data dir are removed at the end.
 import postgres from "postgres";
 import { mkdtempSync, rmSync } from "node:fs";
