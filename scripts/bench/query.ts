@@ -18,7 +18,7 @@ import { parseArgs } from "node:util";
 import { openDatabase } from "../../src/db/client.ts";
 import { VectorStore } from "../../src/drivers/vector-store/index.ts";
 import type { ScalarKindName, UpsertRow } from "../../src/drivers/vector-store/types.ts";
-import { chunksOf, collect, type Dataset, makeDataset, recallAt, streamDataset, streamedGroundTruth } from "./lib/data.ts";
+import { categoryOf, chunksOf, collect, type Dataset, makeDataset, recallAt, streamDataset, streamedGroundTruth } from "./lib/data.ts";
 import { fmt, measure, progress, type Sample, table } from "./lib/measure.ts";
 import { startPgvector } from "./lib/pgvector.ts";
 import { freshRestart } from "./lib/query-restart.ts";
@@ -92,7 +92,7 @@ async function openStore() {
 }
 const atOpen = await memory();
 let { client, store } = await openStore();
-if (!reuse) await store.createCollection("bench", { dimensions: DIMS, numericPk: true, metadata: [{ name: "price", type: "float" }] });
+if (!reuse) await store.createCollection("bench", { dimensions: DIMS, numericPk: true, metadata: [{ name: "price", type: "float" }, { name: "category", type: "keyword" }] });
 else await store.whenReady("bench");
 const BATCH = 1000;
 const every = Math.max(50_000, Math.round(N / 50 / BATCH) * BATCH);
@@ -102,7 +102,7 @@ for (const { start, vectors } of reuse ? [] : chunks) {
   for (let from = start; from < start + vectors.length / DIMS; from += BATCH) {
     const rows: UpsertRow[] = [];
     for (let i = from; i < Math.min(start + vectors.length / DIMS, from + BATCH); i++) {
-      rows.push({ pk: String(i), textHash: "t", metaHash: "m", text: `doc ${i}`, metadata: { price: data.price[i]! }, vector: vectors.subarray((i - start) * DIMS, (i - start + 1) * DIMS) });
+      rows.push({ pk: String(i), textHash: "t", metaHash: "m", text: `doc ${i}`, metadata: { price: data.price[i]!, category: categoryOf(data.price[i]!) }, vector: vectors.subarray((i - start) * DIMS, (i - start + 1) * DIMS) });
     }
     await store.upsert("bench", rows);
     // A service turns its event loop between writes (source reads, provider calls); this loop of
@@ -159,7 +159,8 @@ const calibration = await store.calibrate("bench");
 const calibrateSeconds = (performance.now() - t0) / 1000;
 const restarted = await memory();
 
-const results: { engine: string; selectivity: number; sample: Sample; paths?: string }[] = [];
+const results: { engine: string; selectivity: number; keyword?: boolean; sample: Sample; paths?: string }[] = [];
+const KEYWORD = SELECTIVITY.includes(5);
 for (const s of SELECTIVITY) {
   const paths = new Map<string, number>();
   const filter = s >= 100 ? undefined : { price: { lt: s } };
@@ -170,6 +171,18 @@ for (const s of SELECTIVITY) {
   });
   results.push({ engine: "vecsync", selectivity: s, sample, paths: [...paths].map(([p, c]) => `${p}:${c}`).join(" ") });
   progress(`vecsync ${s}%: p50 ${fmt(sample.p50, 3)} ms, recall ${fmt(sample.recall, 3)}`);
+}
+// The 5 % filter again as a keyword `=` (category c0 holds exactly the rows with price < 5):
+// the store's exact count and keyword blocks instead of a sampled range.
+if (KEYWORD) {
+  const paths = new Map<string, number>();
+  const sample = await measure(QUERIES, async (i) => {
+    const res = await store.search("bench", { vector: data.queries[i]!, k: K, filter: { category: "c0" } });
+    paths.set(res.path, (paths.get(res.path) ?? 0) + 1);
+    return recallAt(res.hits.map((h) => Number(h.pk)), truth.get(5)![i]!);
+  });
+  results.push({ engine: "vecsync", selectivity: 5, keyword: true, sample, paths: [...paths].map(([p, c]) => `${p}:${c}`).join(" ") });
+  progress(`vecsync 5% keyword: p50 ${fmt(sample.p50, 3)} ms, recall ${fmt(sample.recall, 3)}`);
 }
 await store.close();
 client.close();
@@ -205,13 +218,18 @@ if (!args["no-pg"]) {
     const pg = await startPgvector(whole ?? collect(data), { m: 16, efConstruction: 64, efSearch: 100 }).catch((e: unknown) => `failed: ${String(e)}`);
     if (typeof pg === "string") pgNote = pg.startsWith("failed") ? pg : `skipped: ${pg}`;
     else {
-      pgNote = "m=16, ef_construction=64, ef_search=100, iterative_scan=relaxed_order, btree on price";
+      pgNote = "m=16, ef_construction=64, ef_search=100, iterative_scan=relaxed_order, btree on price and on category";
       pgBuild = `pgvector: load ${fmt(pg.loadSeconds, 1)} s, HNSW build ${fmt(pg.buildSeconds, 1)} s, ${fmt(pg.bytesPerVector, 0)} B/vector (table + indexes)`;
       const pgQueries = Math.min(QUERIES, 200);
       for (const s of SELECTIVITY) {
         const sample = await measure(pgQueries, async (i) => recallAt(await pg.search(data.queries[i]!, s, K), truth.get(s)![i]!));
         results.push({ engine: "pgvector", selectivity: s, sample });
         progress(`pgvector ${s}%: p50 ${fmt(sample.p50, 3)} ms, recall ${fmt(sample.recall, 3)}`);
+      }
+      if (KEYWORD) {
+        const sample = await measure(pgQueries, async (i) => recallAt(await pg.searchCategory(data.queries[i]!, "c0", K), truth.get(5)![i]!));
+        results.push({ engine: "pgvector", selectivity: 5, keyword: true, sample });
+        progress(`pgvector 5% keyword: p50 ${fmt(sample.p50, 3)} ms, recall ${fmt(sample.recall, 3)}`);
       }
       // Dropped after the report: DROP DATABASE can wait on other sessions of the shared server.
       pgClose = () => pg.close();
@@ -220,21 +238,22 @@ if (!args["no-pg"]) {
 }
 
 // ---- report ------------------------------------------------------------------------------
-const find = (engine: string, s: number) => results.find((r) => r.engine === engine && r.selectivity === s)?.sample;
+const find = (engine: string, s: number, keyword = false) => results.find((r) => r.engine === engine && r.selectivity === s && !!r.keyword === keyword)?.sample;
+const label = (s: number, keyword?: boolean) => (keyword ? `${s}% (category =)` : `${s}%`);
 console.log(`\n## bench query: ${N.toLocaleString("en")} × ${DIMS}${args.clusters ? ` (${args.clusters} clusters)` : ""}, top-${K}, ${QUERIES} queries, one search thread\n`);
 console.log(table(
   ["engine", "selectivity", "p50 ms", "p99 ms", "QPS", "recall@10", "paths"],
-  results.map((r) => [r.engine, `${r.selectivity}%`, fmt(r.sample.p50, 3), fmt(r.sample.p99, 3), fmt(r.sample.qps, 0), fmt(r.sample.recall, 3), r.paths ?? ""]),
+  results.map((r) => [r.engine, label(r.selectivity, r.keyword), fmt(r.sample.p50, 3), fmt(r.sample.p99, 3), fmt(r.sample.qps, 0), fmt(r.sample.recall, 3), r.paths ?? ""]),
 ));
 const rawRef = `raw usearch ${rawScalars[0]}`; // f16 unless not built
 console.log("\nRatios (vecsync against the baselines, same data, same run):\n");
 console.log(table(
   ["selectivity", `p50 / ${rawRef}`, "QPS × pgvector", "recall vecsync / pgvector"],
-  SELECTIVITY.map((s) => {
-    const v = find("vecsync", s)!;
-    const raw = find(rawRef, s);
-    const pg = find("pgvector", s);
-    return [`${s}%`, raw ? fmt(v.p50 / raw.p50) : "n/a", pg ? fmt(v.qps / pg.qps, 1) : "n/a", pg ? `${fmt(v.recall, 3)} / ${fmt(pg.recall, 3)}` : "n/a"];
+  [...SELECTIVITY.map((s) => [s, false] as const), ...(KEYWORD ? [[5, true] as const] : [])].map(([s, keyword]) => {
+    const v = find("vecsync", s, keyword)!;
+    const raw = keyword ? undefined : find(rawRef, s);
+    const pg = find("pgvector", s, keyword);
+    return [label(s, keyword), raw ? fmt(v.p50 / raw.p50) : "n/a", pg ? fmt(v.qps / pg.qps, 1) : "n/a", pg ? `${fmt(v.recall, 3)} / ${fmt(pg.recall, 3)}` : "n/a"];
   }),
 ));
 console.log(`\nBuild: vecsync ${fmt(buildSeconds, 1)} s for ${N} upserts (libSQL rows + HNSW, ${THREADS} threads), then the stray sweep ${fmt(sweepSeconds, 1)} s (${stats.strays} strays), checkpoint ${fmt(checkpointSeconds, 1)} s; raw usearch ${params.scalar} build ${fmt(raw?.seconds ?? NaN, 1)} s${rawNote}${STREAMED ? "; generating the rows excluded (streamed)" : ""}`);

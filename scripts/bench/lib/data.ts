@@ -51,6 +51,14 @@ export function makeDataset(n: number, dims: number, queryCount: number, seed = 
   return { n, dims, vectors, price, queries };
 }
 
+/**
+ * A keyword column derived from price: 20 categories of 5 % each, `c0` holding exactly the rows
+ * with price < 5, so a `category = c0` filter has the `price < 5` filter's ground truth.
+ */
+export function categoryOf(price: number): string {
+  return `c${Math.floor(price / 5)}`;
+}
+
 /** Exact top-k ids per query among rows with price < limit (limit ≥ 100: all rows). */
 export function groundTruth(data: Dataset, limit: number, k: number, threads: number): number[][] {
   const { dims } = data;

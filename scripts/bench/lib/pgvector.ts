@@ -2,7 +2,7 @@
 // the benchmark. Loading goes through psql's \copy (fastest path); queries through Bun's client.
 import { SQL } from "bun";
 import { closeSync, openSync, unlinkSync, writeSync } from "node:fs";
-import type { Dataset } from "./data.ts";
+import { categoryOf, type Dataset } from "./data.ts";
 import { progress } from "./measure.ts";
 
 /**
@@ -15,6 +15,8 @@ const ADMIN_URL = process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:543
 
 export interface PgBaseline {
   search(query: Float32Array, priceLimit: number, k: number): Promise<number[]>;
+  /** Top k among rows whose `category` (data.ts categoryOf) is `category`. */
+  searchCategory(query: Float32Array, category: string, k: number): Promise<number[]>;
   loadSeconds: number;
   buildSeconds: number;
   bytesPerVector: number;
@@ -59,14 +61,14 @@ export async function startPgvector(data: Dataset, opts: { m: number; efConstruc
   const fd = openSync(csv, "w");
   for (let from = 0; from < n; from += 10_000) {
     const lines: string[] = [];
-    for (let i = from; i < Math.min(n, from + 10_000); i++) lines.push(`${i},${data.price[i]},"${vectorText(data.vectors.subarray(i * dims, (i + 1) * dims))}"\n`);
+    for (let i = from; i < Math.min(n, from + 10_000); i++) lines.push(`${i},${data.price[i]},${categoryOf(data.price[i]!)},"${vectorText(data.vectors.subarray(i * dims, (i + 1) * dims))}"\n`);
     writeSync(fd, lines.join(""));
   }
   closeSync(fd);
-  await psql(db, `CREATE TABLE items (id integer PRIMARY KEY, price double precision NOT NULL, embedding vector(${dims}) NOT NULL)`);
+  await psql(db, `CREATE TABLE items (id integer PRIMARY KEY, price double precision NOT NULL, category text NOT NULL, embedding vector(${dims}) NOT NULL)`);
   await psql(db, `\\copy items FROM '${csv}' WITH (FORMAT csv)`);
   unlinkSync(csv);
-  await psql(db, "CREATE INDEX ON items (price); ANALYZE items");
+  await psql(db, "CREATE INDEX ON items (price); CREATE INDEX ON items (category); ANALYZE items");
   const loadSeconds = (performance.now() - t0) / 1000;
   progress(`pgvector: loaded ${n} rows in ${loadSeconds.toFixed(1)} s; building HNSW (m=${opts.m}, ef_construction=${opts.efConstruction})`);
   t0 = performance.now();
@@ -93,6 +95,10 @@ export async function startPgvector(data: Dataset, opts: { m: number; efConstruc
           : `SELECT id FROM items WHERE price < $2 ORDER BY embedding <=> $1::vector LIMIT ${k}`,
         priceLimit >= 100 ? [vectorText(query)] : [vectorText(query), priceLimit],
       );
+      return rows.map((r: { id: number }) => Number(r.id));
+    },
+    async searchCategory(query, category, k) {
+      const rows = await sql.unsafe(`SELECT id FROM items WHERE category = $2 ORDER BY embedding <=> $1::vector LIMIT ${k}`, [vectorText(query), category]);
       return rows.map((r: { id: number }) => Number(r.id));
     },
     async close() {

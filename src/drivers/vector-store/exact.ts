@@ -75,22 +75,27 @@ export function scanTopK(mirror: Mirror, query: Float32Array, rids: ArrayLike<nu
 }
 
 /**
- * `scanTopK` over the rows of keyword blocks (keyword-blocks.ts): their codes are already in one
- * buffer each, so the scan is one native call per block and no gather.
+ * `scanTopK` over rows whose codes already lie in order in buffers of their own (keyword blocks,
+ * a range block's run): `codes(from)` hands over those of rids[from] and the rows after it, as
+ * many as one buffer holds. One native scan per buffer and no gather.
  */
+export function runTopK(mirror: Mirror, query: Float32Array, rids: ArrayLike<number>, codes: (from: number) => Int8Array, k: number): Candidate[] {
+  if (rids.length === 0 || k <= 0) return [];
+  const want = mirror.hasFloats ? scanRescoreRows(k) : k;
+  const best = nearestInChunks(rids, want, mirror.dims, codes, quantizeQuery(query), MetricKind.Cos);
+  return mirror.hasFloats ? cutWithTies(rescore(mirror, query, best.map((c) => c.rid)), k) : best;
+}
+
+/** `runTopK` over keyword blocks (keyword-blocks.ts). */
 export function blocksTopK(mirror: Mirror, query: Float32Array, all: Block[], k: number): Candidate[] {
   const blocks = all.filter((b) => b.rids.length > 0);
-  if (blocks.length === 0 || k <= 0) return [];
-  const want = mirror.hasFloats ? scanRescoreRows(k) : k;
-  const rids = blocks.length === 1 ? blocks[0]!.rids : concatRids(blocks);
   const starts = new Map<number, Int8Array>();
   let at = 0;
   for (const block of blocks) {
     starts.set(at, block.codes);
     at += block.rids.length;
   }
-  const best = nearestInChunks(rids, want, mirror.dims, (from) => starts.get(from)!, quantizeQuery(query), MetricKind.Cos);
-  return mirror.hasFloats ? cutWithTies(rescore(mirror, query, best.map((c) => c.rid)), k) : best;
+  return runTopK(mirror, query, blocks.length === 1 ? blocks[0]!.rids : concatRids(blocks), (from) => starts.get(from)!, k);
 }
 
 function concatRids(blocks: Block[]): Uint32Array {

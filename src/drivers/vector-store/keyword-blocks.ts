@@ -23,6 +23,25 @@ export const KEYWORD_BLOCK_BYTES = 64 * 2 ** 20;
 /** Below this many rows the f32 exact path over the scattered rows is as fast (exact.ts SCAN_MIN_ROWS). */
 export const BLOCK_MIN_ROWS = 512;
 
+/** The rows blocks are made from (mirror.ts). */
+export interface CodeSource {
+  readonly dims: number;
+  /** Copies the codes of rids[from] and some rows after it into a scratch view (mirror.ts gatherCodes). */
+  gatherCodes(rids: ArrayLike<number>, from: number, max: number): Int8Array;
+}
+
+/** The codes of `rids`, row after row, in a buffer of their own. */
+export function codesOf(source: CodeSource, rids: ArrayLike<number>): Int8Array {
+  const codes = new Int8Array(rids.length * source.dims);
+  for (let i = 0; i < rids.length; ) {
+    const part = source.gatherCodes(rids, i, GATHER_CODES_ROWS);
+    codes.set(part, i * source.dims);
+    i += part.length / source.dims;
+  }
+  return codes;
+}
+const GATHER_CODES_ROWS = 2048;
+
 export class KeywordBlocks {
   /** In least recently used order: a read moves a block to the end. */
   private readonly blocks = new Map<string, Block>();

@@ -12,7 +12,7 @@
 import type { ColumnAccess } from "./filters/index.ts";
 import { quantizeInto } from "./quantize.ts";
 import { booleanColumn, type ColumnStore, keywordColumn, numberColumn } from "./columns.ts";
-import { type Block, KeywordBlocks } from "./keyword-blocks.ts";
+import { ScanBlocks } from "./scan-blocks.ts";
 import type { GenerationSpec, Metadata, MetadataValue } from "./types.ts";
 
 /** Rows gathered per exactSearch call: 2,048 rows × 384 dims × 4 B = 3 MiB. */
@@ -48,6 +48,8 @@ export interface MirrorMemory {
   keepTexts?: boolean;
   /** Most bytes of f32 vectors kept (live rows × dims × 4) before the mirror turns compact (default: no limit). */
   floatBytes?: number;
+  /** How long writes must have paused before a range block is made again (default RANGE_QUIET_MS). */
+  rangeQuietMs?: number;
 }
 
 export class Mirror {
@@ -69,9 +71,8 @@ export class Mirror {
   private versions: Float64Array;
   private capacity: number;
   private readonly columns: ColumnStore[];
-  /** Contiguous codes per keyword value for the exact path (keyword-blocks.ts); a row's change drops its blocks. */
-  private readonly blocks: KeywordBlocks;
-  private readonly keywordColumns: number[];
+  /** Contiguous copies of codes for the exact path (scan-blocks.ts), told of every row's change. */
+  readonly blocks: ScanBlocks;
   private readonly pks: (string | undefined)[] = [];
   /** Empty when texts are not kept (then hits read them from libSQL). */
   private readonly texts: (string | undefined)[] = [];
@@ -95,8 +96,7 @@ export class Mirror {
     this.columns = spec.metadata.map((c) =>
       c.type === "keyword" ? keywordColumn() : c.type === "boolean" ? booleanColumn(initialRows) : numberColumn(initialRows),
     );
-    this.keywordColumns = spec.metadata.flatMap((c, i) => (c.type === "keyword" ? [i] : []));
-    this.blocks = new KeywordBlocks(this.dims);
+    this.blocks = new ScanBlocks(this, spec.metadata, (c) => this.columns[c]!, memory.rangeQuietMs);
   }
 
   private ensure(rid: number): void {
@@ -212,22 +212,14 @@ export class Mirror {
   /** set() calls it after writing the codes: the old values' blocks go for the codes, the new ones' for their rows. */
   setMetadata(rid: number, metadata: MetadataValue[]): void {
     this.ensure(rid);
-    this.touch(rid);
+    this.blocks.touch(rid);
     this.columns.forEach((c, i) => c.set(rid, metadata[i] ?? null));
-    this.touch(rid);
-  }
-
-  /** Drops the blocks holding (or about to hold) `rid`: those of its current keyword values. */
-  private touch(rid: number): void {
-    for (const c of this.keywordColumns) {
-      const value = this.columns[c]!.get(rid);
-      if (typeof value === "string") this.blocks.touch(c, value);
-    }
+    this.blocks.touch(rid);
   }
 
   remove(rid: number): void {
     if (this.live[rid] !== 1) return;
-    this.touch(rid);
+    this.blocks.touch(rid);
     this.live[rid] = 0;
     this.liveCount--;
     this.columns.forEach((c) => c.set(rid, null));
@@ -336,33 +328,6 @@ export class Mirror {
     let at = 0;
     for (const list of lists) out.set(list, (at += list.length) - list.length);
     return out.sort(); // values are distinct, so their rows are too
-  }
-
-  /** Would `rows` rows of one keyword filter be scanned from blocks (keywordBlocks)? */
-  blocksFit(rows: number): boolean {
-    return this.blocks.fits(rows);
-  }
-
-  /**
-   * The blocks (keyword-blocks.ts) of the rows whose keyword column `column` holds one of
-   * `values`, made where missing; null when the column is not a keyword column or they do not fit.
-   */
-  keywordBlocks(column: number, values: readonly MetadataValue[]): Block[] | null {
-    const store = this.columns[column];
-    if (!store?.rids || !store.count) return null;
-    const present = [...new Set(values)].filter((v): v is string => typeof v === "string" && store.count!(v) > 0);
-    if (!this.blocksFit(present.reduce((n, v) => n + store.count!(v), 0))) return null;
-    return present.map((value) => this.blocks.get(column, value, () => this.makeBlock(store.rids!(value))));
-  }
-
-  private makeBlock(rids: Uint32Array): Block {
-    const codes = new Int8Array(rids.length * this.dims);
-    for (let i = 0; i < rids.length; ) {
-      const part = this.gatherCodes(rids, i, GATHER_ROWS);
-      codes.set(part, i * this.dims);
-      i += part.length / this.dims;
-    }
-    return { rids, codes };
   }
 
   metadataOf(rid: number): Metadata {

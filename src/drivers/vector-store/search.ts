@@ -8,13 +8,14 @@
 import type { Client } from "@libsql/client";
 import { comparePk } from "../../shared/pk-order.ts";
 import { VectorStoreError } from "./errors.ts";
-import { blocksTopK, type Candidate, cutWithTies, exactTopK, rescore, SCAN_MIN_ROWS, scanTopK } from "./exact.ts";
+import { blocksTopK, type Candidate, cutWithTies, exactTopK, rescore, runTopK, SCAN_MIN_ROWS, scanTopK } from "./exact.ts";
 import { compilePredicate, compileSql, type FilterNode, metadataColumnName, type Predicate } from "./filters/index.ts";
 import type { HnswIndex } from "./hnsw.ts";
 import { type Mirror, normalizeInPlace } from "./mirror.ts";
 import { type Calibration, type HnswPlan, knownMatches, type Plan, type PlanInput, planFiltered, planUnfiltered, valuesOf } from "./planner.ts";
 import { matchingRids, readTexts } from "./reads.ts";
 import { refine, refineRows } from "./refine.ts";
+import { codesFrom, intervalOf, type RangeBlock, runOf } from "./range-blocks.ts";
 import { type GenerationRef, readMetadataValue } from "./rows.ts";
 import { generationTables } from "./schema.ts";
 import type { CollectionStatus, Metadata, SearchHit, SearchPath, SearchRequest, SearchResult } from "./types.ts";
@@ -41,10 +42,26 @@ interface Found {
   path: SearchPath;
 }
 
-/** A search's parsed filter (compiled to SQL for the exact path's rid read) and its predicate over the mirror. */
+/**
+ * A search's parsed filter (compiled to SQL for the exact path's rid read), its predicate over
+ * the mirror, and, for a numeric range with a current range block, the run of the block it is.
+ */
 interface Filter {
   node: FilterNode;
   pred: Predicate<number>;
+  run: RangeRun | null;
+}
+
+interface RangeRun {
+  block: RangeBlock;
+  from: number;
+  to: number;
+}
+
+function rangeRun(node: FilterNode, mirror: Mirror): RangeRun | null {
+  const iv = intervalOf(node);
+  const block = iv ? mirror.blocks.range(iv.column) : null;
+  return block ? { block, ...runOf(block.values, iv!) } : null;
 }
 
 export async function searchGeneration(client: Client, gen: SearchTarget, req: SearchRequest, node: FilterNode | null, capScale?: number): Promise<SearchResult> {
@@ -61,9 +78,11 @@ export async function searchGeneration(client: Client, gen: SearchTarget, req: S
     calibration: gen.calibration,
     capScale,
   };
-  const filter = node ? { node, pred: compilePredicate(node, mirror.access) } : null;
-  const known = filter ? knownMatches(filter.node, mirror) : null;
-  const plan = filter ? planFiltered(input, filter.pred, mirror, known, known !== null && mirror.blocksFit(known)) : planUnfiltered(input);
+  const filter = node ? { node, pred: compilePredicate(node, mirror.access), run: rangeRun(node, mirror) } : null;
+  // Exact match counts, and whether the exact path would scan them from contiguous codes.
+  const known = !filter ? null : filter.run ? filter.run.to - filter.run.from : knownMatches(filter.node, mirror);
+  const scannable = known !== null && (filter?.run !== null || mirror.blocks.keywordFits(known));
+  const plan = filter ? planFiltered(input, filter.pred, mirror, known, scannable) : planUnfiltered(input);
   // A compact mirror's paths keep more than k: their order is the codes', refine() makes it exact.
   const keep = mirror.hasFloats ? req.k : refineRows(req.k);
   const found = await run(client, gen, query, req, plan, filter, keep);
@@ -93,13 +112,21 @@ async function run(client: Client, gen: SearchTarget, query: Float32Array, req: 
   }
   if (!filter) return { candidates: exactTopK(mirror, query, mirror.liveRids(), keep), path: "exact-memory" };
   const limit = plan.path === "exact-bounded" ? plan.limit : Infinity;
+  // A numeric range whose block still holds the rows as they are: its run, scanned in place.
+  const span = filter.run && mirror.blocks.isCurrent(filter.run.block) ? filter.run : null;
+  if (span && span.to - span.from <= limit) {
+    const { block, from, to } = span;
+    const dims = mirror.dims;
+    const chosen = runTopK(mirror, query, block.rids.subarray(from, to), (at) => codesFrom(block, dims, from + at, to), keep);
+    if (chosen.every((c) => filter.pred(c.rid))) return { candidates: chosen, path: "exact-memory" };
+  }
   const one = valuesOf(filter.node);
   // A keyword `=` / `in` reads its rows from the mirror (postings.ts): no SQL, no await; enough
   // of them are scanned from contiguous copies of their codes (keyword-blocks.ts).
   const inMemory = one ? mirror.keywordRids(one.column, one.values) : null;
   const matching = inMemory ? { count: inMemory.length, rids: inMemory } : await matchingRids(client, gen, compileSql(filter.node, gen.spec.metadata), limit);
   if (plan.path === "exact-bounded" && matching.count > limit) return run(client, gen, query, req, plan.beyond, filter, keep);
-  const blocks = one && inMemory ? mirror.keywordBlocks(one.column, one.values) : null;
+  const blocks = one && inMemory ? mirror.blocks.keyword(one.column, one.values) : null;
   if (blocks) {
     const chosen = blocksTopK(mirror, query, blocks, keep);
     if (chosen.every((c) => filter.pred(c.rid))) return { candidates: chosen, path: "exact-memory" };

@@ -58,6 +58,8 @@ export interface VectorStoreOptions {
    * background after a filtered search finds the measurement missing or stale (default true).
    */
   autoCalibrate?: boolean;
+  /** How long writes must have paused before a range filter's block is made again (range-blocks.ts; default RANGE_QUIET_MS). */
+  rangeQuietMs?: number;
 }
 
 export class VectorStore {
@@ -68,10 +70,10 @@ export class VectorStore {
     indexDir: string,
     params: Partial<IndexParams> | undefined,
     private readonly log: StoreLog,
-    private readonly tuning: { exactCapScale?: number; keepTexts: boolean; floatMirrorBytes: number; autoCalibrate: boolean },
+    private readonly tuning: { exactCapScale?: number; keepTexts: boolean; floatMirrorBytes: number; autoCalibrate: boolean; rangeQuietMs?: number },
   ) {
     const indexParams = { ...DEFAULT_INDEX_PARAMS, ...params };
-    const memory = { keepTexts: tuning.keepTexts, floatBytes: tuning.floatMirrorBytes };
+    const memory = { keepTexts: tuning.keepTexts, floatBytes: tuning.floatMirrorBytes, rangeQuietMs: tuning.rangeQuietMs };
     const newGeneration = (collection: string, generation: number, spec: GenerationSpec) =>
       new Generation(collection, generation, spec, indexParams, indexDir, log, memory);
     this.collections = new Collections(client, newGeneration, log);
@@ -84,6 +86,7 @@ export class VectorStore {
       keepTexts: opts.keepTexts ?? true,
       floatMirrorBytes: opts.floatMirrorBytes ?? DEFAULT_FLOAT_MIRROR_BYTES,
       autoCalibrate: opts.autoCalibrate ?? true,
+      rangeQuietMs: opts.rangeQuietMs,
     });
     await store.collections.open();
     return store;
