@@ -116,8 +116,9 @@ async function run(client: Client, gen: SearchTarget, query: Float32Array, req: 
   const span = filter.run && mirror.blocks.isCurrent(filter.run.block) ? filter.run : null;
   if (span && span.to - span.from <= limit) {
     const { block, from, to } = span;
-    const dims = mirror.dims;
-    const chosen = runTopK(mirror, query, block.rids.subarray(from, to), (at) => codesFrom(block, dims, from + at, to), keep);
+    const rids = block.rids.subarray(from, to);
+    // A few rows are scored in f32 outright, as nearestOf does.
+    const chosen = rids.length > SCAN_MIN_ROWS ? runTopK(mirror, query, rids, (at) => codesFrom(block, mirror.dims, from + at, to), keep) : exactTopK(mirror, query, rids, keep);
     if (chosen.every((c) => filter.pred(c.rid))) return { candidates: chosen, path: "exact-memory" };
   }
   const one = valuesOf(filter.node);
