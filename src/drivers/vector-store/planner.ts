@@ -93,8 +93,8 @@ export function exactCostUs(matches: number, dims: number): number {
 }
 
 /**
- * The exact path over `matches` rows of keyword blocks, in µs: one native i8 scan of contiguous
- * codes (100k × 512: 5,000 rows 0.19 ms) and the f32 re-score of the best 40.
+ * The exact path over `matches` rows of keyword or range blocks (scan-blocks.ts), in µs: native
+ * i8 scans of contiguous codes (100k × 512: 5,000 rows 0.19 ms) and the f32 re-score of the best 40.
  */
 export function blockScanUs(matches: number, dims: number): number {
   return BLOCK_FIXED_US + matches * BLOCK_ROW_US * (dims / 384);
@@ -275,8 +275,8 @@ export function planUnfiltered(input: PlanInput): ExactPlan | HnswPlan {
 
 /**
  * Routes a filtered search by its match count: known (knownMatches) or estimated (`pred` sampled
- * over the mirror). `blocks`: the known matches are scanned from keyword blocks
- * (keyword-blocks.ts), exact and cheap enough to take over from HNSW wherever they cost less.
+ * over the mirror, or a range block's run). `blocks`: the known matches are scanned from keyword
+ * or range blocks (scan-blocks.ts), exact and cheap enough to take over from HNSW wherever they cost less.
  */
 export function planFiltered(input: PlanInput, pred: Predicate<number>, mirror: Mirror, known: number | null = null, blocks = false): Plan {
   if (!input.indexReady) return { path: "exact" };

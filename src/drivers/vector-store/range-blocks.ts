@@ -6,7 +6,7 @@
 //
 // Unlike a keyword value's block (keyword-blocks.ts), any write can move any row of the order, so
 // a block is not patched or dropped row by row: it holds for the mirror state it was made from
-// (Mirror `changes`), and is made again only once writes have paused (RANGE_QUIET_MS). While a
+// (scan-blocks.ts `changes`), and is made again only once writes have paused (RANGE_QUIET_MS). While a
 // table is being written, range filters take the paths they took before.
 
 import type { FilterNode } from "./filters/index.ts";
