@@ -5,7 +5,7 @@
 // cheaper exact than through HNSW (0.62-0.87 ms at kq 320 there, recall < 1), which made it the
 // slowest query over HTTP (bench http).
 //
-// A block is made on first use and dropped whenever one of its rows changes (mirror.ts `touch`:
+// A block is made on first use and dropped whenever one of its rows changes (scan-blocks.ts `touch`:
 // a row's vector, its value, its removal), so it never needs patching; under steady writes that
 // costs the gather the exact path made before. Least recently used blocks go first past a byte
 // budget per generation.
@@ -30,8 +30,8 @@ export interface CodeSource {
   gatherCodes(rids: ArrayLike<number>, from: number, max: number): Int8Array;
 }
 
-/** The codes of `rids`, row after row, in a buffer of their own. */
-export function codesOf(source: CodeSource, rids: ArrayLike<number>): Int8Array {
+/** The codes of `rids`, row after row, in a buffer of their own (blocks, the strays' copy: stray-scan.ts). */
+export function codesOf(source: CodeSource, rids: ArrayLike<number>): Int8Array<ArrayBuffer> {
   const codes = new Int8Array(rids.length * source.dims);
   for (let i = 0; i < rids.length; ) {
     const part = source.gatherCodes(rids, i, GATHER_CODES_ROWS);

@@ -6,7 +6,8 @@
 // row is rewritten or deleted leaves the set first, generation.ts retireVersions).
 import { exactSearch, type Matches, MetricKind } from "usearch";
 import type { Candidate } from "./exact.ts";
-import { GATHER_ROWS, type Mirror } from "./mirror.ts";
+import { codesOf } from "./keyword-blocks.ts";
+import type { Mirror } from "./mirror.ts";
 import { quantizeQuery } from "./quantize.ts";
 
 /** A set of rids that counts its changes, so a copy of its members' codes knows when it is stale. */
@@ -62,14 +63,8 @@ export class StrayCodes {
   private refresh(strays: CountedSet, mirror: Mirror): void {
     if (strays.changes === this.changes) return;
     const rids = Uint32Array.from([...strays].filter((rid) => mirror.isLive(rid))).sort();
-    const codes = new Int8Array(rids.length * mirror.dims);
-    for (let i = 0; i < rids.length; ) {
-      const part = mirror.gatherCodes(rids, i, GATHER_ROWS);
-      codes.set(part, i * mirror.dims);
-      i += part.length / mirror.dims;
-    }
     this.rids = rids;
-    this.codes = codes;
+    this.codes = codesOf(mirror, rids);
     this.changes = strays.changes;
   }
 }
