@@ -3,6 +3,7 @@
 // retries (http.ts, bad answers included), answer validation and counting. A driver only
 // describes its wire format.
 import { DriverError } from "../../shared/errors.ts";
+import { foreground } from "../../shared/foreground.ts";
 import { planBatches } from "./batching.ts";
 import { findModel, validateModelChoice, type ModelSpec, type ProviderName } from "./catalog.ts";
 import { governorFor, type RateGovernor } from "./governor.ts";
@@ -21,8 +22,10 @@ export interface WireFormat {
   /** True when the provider cuts over-long inputs itself (we then cut only loosely). */
   readonly serverTruncates: boolean;
   request(base: string, apiKey: string, batch: WireBatch): UpstreamRequest;
-  /** Pulls vectors out of the answer; throws a plain Error with what is wrong with its shape. */
+  /** Pulls vectors out of the answer (number lists or Float32Arrays); throws a plain Error with what is wrong with its shape. */
   parse(json: unknown): WireAnswer;
+  /** The same format asking for JSON numbers, where this one asks for a compact encoding some compatible servers refuse. */
+  readonly plain?: WireFormat;
 }
 
 export type HostedOptions = { apiKey: string; baseUrl: string; tuning: HostedTuning; observer?: EmbeddingObserver };
@@ -31,9 +34,11 @@ export class HostedProvider implements EmbeddingProvider {
   readonly stats: EmbeddingStats = emptyStats();
   readonly provider: Exclude<ProviderName, "local">;
   private readonly governor: RateGovernor;
+  /** A compact-encoded answer (base64) came back: a 400 after it is not about the encoding. */
+  private compactAnswered = false;
 
   constructor(
-    private readonly wire: WireFormat,
+    private wire: WireFormat,
     private readonly opts: HostedOptions,
   ) {
     this.provider = wire.provider;
@@ -68,7 +73,10 @@ export class HostedProvider implements EmbeddingProvider {
     // Without server truncation the cut must be exact to our count (the provider's own for emb_a);
     // with it, a loose cut at twice the limit only saves bandwidth and lets the provider cut.
     const cutAt = Math.min(this.wire.serverTruncates ? spec.maxTokens * 2 : spec.maxTokens, maxTokens);
-    const { texts: prepared, tokens: tokenCounts } = fitInputs(await tokenCounterFor(this.provider), texts, cutAt);
+    // A backfill's documents give way to requests between slices; a query's own text (one input,
+    // one slice) must not wait for the requests in flight, itself among them.
+    const pause = opts.kind === "document" ? () => foreground.yieldTurn() : () => new Promise<void>((resolve) => setImmediate(resolve));
+    const { texts: prepared, tokens: tokenCounts } = await fitInputs(await tokenCounterFor(this.provider), texts, cutAt, pause);
     const batches = planBatches(tokenCounts, maxInputs, maxTokens);
 
     const out = new Array<Float32Array>(texts.length);
@@ -101,13 +109,30 @@ export class HostedProvider implements EmbeddingProvider {
   }
 
   private async sendBatch(batch: WireBatch, tokens: number, signal: AbortSignal): Promise<Float32Array[]> {
+    const wire = this.wire;
+    try {
+      const vectors = await this.sendBatchAs(wire, batch, tokens, signal);
+      this.compactAnswered ||= wire.plain !== undefined;
+      return vectors;
+    } catch (err) {
+      // A compatible server that refuses the compact encoding answers 400, in words we cannot
+      // predict: until one compact answer has come back, a 400 is asked again in numbers, and
+      // numbers are used from then on if that works (a 400 for another reason fails again).
+      const refused = err instanceof DriverError && err.context.status === 400 && !this.compactAnswered;
+      if (!refused || !wire.plain) throw err;
+      this.wire = wire.plain;
+      return this.sendBatchAs(this.wire, batch, tokens, signal);
+    }
+  }
+
+  private async sendBatchAs(wire: WireFormat, batch: WireBatch, tokens: number, signal: AbortSignal): Promise<Float32Array[]> {
     const { apiKey, baseUrl, tuning, observer } = this.opts;
     const { provider } = this;
     const model = batch.spec.model;
     const label = `${provider} ${model}`;
     // Reading the answer is part of the attempt: an unusable one is asked for again (http.ts).
     const { vectors, billed } = await send(
-      this.wire.request(baseUrl, apiKey, batch),
+      wire.request(baseUrl, apiKey, batch),
       {
         label,
         apiKey,
@@ -126,7 +151,7 @@ export class HostedProvider implements EmbeddingProvider {
         this.learnLimits(answer.headers);
         let parsed: WireAnswer;
         try {
-          parsed = this.wire.parse(answer.json);
+          parsed = wire.parse(answer.json);
         } catch (err) {
           throw new Error(`answered 200 with a malformed body: ${(err as Error).message}`);
         }
@@ -151,14 +176,20 @@ export function statedLimits(headers: Headers): { requestsPerMinute: number; tok
  * Count, dimensions and values must be what we asked for; anything else is a bad answer (thrown as
  * a plain Error saying what is wrong; send() retries it). Values must be JSON numbers: a null
  * (a NaN serialised) or a numeric string would otherwise pass through Float32Array.from as 0 or
- * as a silently converted number.
+ * as a silently converted number. Decoded base64 (Float32Array) must be finite.
  */
 function checkVectors(raw: unknown[], expected: number, dimensions: number): Float32Array[] {
   if (raw.length !== expected) throw new Error(`asked for ${expected} embeddings, the answer holds ${raw.length}`);
   return raw.map((v, i) => {
-    if (!Array.isArray(v) || v.length !== dimensions) {
-      const got = Array.isArray(v) ? `${v.length} dimensions` : "no vector";
+    const isVector = Array.isArray(v) || v instanceof Float32Array;
+    if (!isVector || v.length !== dimensions) {
+      const got = isVector ? `${v.length} dimensions` : "no vector";
       throw new Error(`embedding ${i} has ${got}, expected ${dimensions}`);
+    }
+    if (v instanceof Float32Array) {
+      const bad = v.findIndex((x) => !Number.isFinite(x));
+      if (bad >= 0) throw new Error(`embedding ${i} holds ${v[bad]} at position ${bad}, not a finite number`);
+      return v;
     }
     const vec = Float32Array.from(v as number[]);
     // Checked after the conversion too: a double past float32's range becomes Infinity.

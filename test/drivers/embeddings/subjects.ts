@@ -5,7 +5,7 @@ import { estimateTokens } from "../../../src/drivers/embeddings/tokens.ts";
 import { tokenCounterFor } from "../../../src/drivers/embeddings/tokenizer.ts";
 import { startFakeEmbeddings, type FakeEmbeddings } from "../../fakes/embeddings/server.ts";
 
-export type Behaviour = "http" | "kinds" | "server-truncation";
+export type Behaviour = "http" | "kinds" | "server-truncation" | "base64";
 
 export type Subject = {
   provider: ProviderName;
@@ -61,7 +61,7 @@ export const SUBJECTS: Subject[] = [
     wireKind: { document: "RETRIEVAL_DOCUMENT", query: "RETRIEVAL_QUERY" },
     tokens: estimateTokens,
     fakeCountsLikeDriver: true,
-    skips: {},
+    skips: { base64: "Vertex AI answers JSON numbers only" },
   },
   {
     provider: "emb_c",
@@ -91,6 +91,7 @@ export const SUBJECTS: Subject[] = [
       http: "in-process: no requests, keys, rate limits, retries or upstream answers to validate",
       kinds: "lexical: documents and queries are embedded alike",
       "server-truncation": "in-process: inputs are cut to max_tokens locally",
+      base64: "in-process: no wire encoding",
     },
   },
 ];

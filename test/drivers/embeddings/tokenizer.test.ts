@@ -2,6 +2,7 @@
 // under the per-request ceiling and the governor's reservations, all by tiktoken's own count, read
 // from a separate js-tiktoken encoder. emb_b and emb_c keep the conservative estimate.
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { createHash } from "node:crypto";
 import { getEncoding } from "js-tiktoken";
 import { findModel } from "../../../src/drivers/embeddings/catalog.ts";
 import { governorFor } from "../../../src/drivers/embeddings/governor.ts";
@@ -120,8 +121,27 @@ describe("happy", () => {
   test("fitInputs keeps order and leaves short inputs untouched", async () => {
     const counter = await tokenCounterFor("emb_a");
     const input = texts(5);
-    const fitted = fitInputs(counter, input, MAX_TOKENS);
+    const fitted = await fitInputs(counter, input, MAX_TOKENS, async () => {});
     expect(fitted.texts).toEqual(input);
     expect(fitted.tokens).toEqual(input.map(tiktokens));
+  });
+
+  test("fitInputs gives the event loop turns within a long list, and counts the same", async () => {
+    const counter = await tokenCounterFor("emb_a");
+    // ~200-byte rows like a backfill's: hex runs are slow to encode (~30-50 µs each).
+    const input = Array.from({ length: 2_000 }, (_, i) => `Item ${i}: ${createHash("md5").update(String(i)).digest("hex").repeat(3)}`);
+    let pauses = 0;
+    let longest = 0;
+    let last = performance.now();
+    const fitted = await fitInputs(counter, input, MAX_TOKENS, async () => {
+      pauses++;
+      longest = Math.max(longest, performance.now() - last);
+      await new Promise((r) => setImmediate(r));
+      last = performance.now();
+    });
+    expect(fitted.tokens).toEqual(input.map(tiktokens));
+    expect(pauses).toBeGreaterThan(0);
+    // A slice ends once past 3 ms; one input more is at most a few ms even on a loaded machine.
+    expect(longest).toBeLessThan(50);
   });
 });

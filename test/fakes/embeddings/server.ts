@@ -36,6 +36,12 @@ export type FakeSwitches = {
   /** Tighter per-request ceilings than the real provider's (tests of batching). */
   maxInputs: number | null;
   maxRequestTokens: number | null;
+  /**
+   * emb_a/emb_c and `encoding_format: "base64"`: `honour` answers base64 as the real APIs do;
+   * `ignore` answers JSON numbers anyway and `refuse` answers a 400 (in words of its own), as
+   * some OpenAI-compatible servers do.
+   */
+  base64: "honour" | "ignore" | "refuse";
 };
 
 export type RecordedRequest = { path: string; key: string | null; body: Record<string, unknown>; decoded: Decoded | null; status: number; atMs: number };
@@ -59,6 +65,7 @@ const defaults = (): FakeSwitches => ({
   stateLimits: false,
   maxInputs: null,
   maxRequestTokens: null,
+  base64: "honour",
 });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -147,6 +154,7 @@ export async function startFakeEmbeddings(provider: FakeProvider, opts: { apiKey
     if (decoded.key !== apiKey) return fail(401, `Incorrect API key provided: ${decoded.key ?? "(none)"}`);
     const model = UPSTREAM[provider][decoded.model];
     if (!model) return fail(404, `The model ${decoded.model} does not exist`);
+    if (decoded.base64 && switches.base64 === "refuse") return fail(400, "1 validation error: unexpected value in request body");
     const texts = decoded.truncate ? decoded.texts.map((t) => fakeTruncate(t, model.maxInputTokens)) : decoded.texts;
     const tokens = texts.map(fakeTokens);
     try {
@@ -187,7 +195,7 @@ export async function startFakeEmbeddings(provider: FakeProvider, opts: { apiKey
       headers["x-ratelimit-limit-requests"] = String(switches.rateLimit.requestsPerMinute);
       headers["x-ratelimit-limit-tokens"] = String(switches.rateLimit.tokensPerMinute);
     }
-    return { res: answer(200, encode(provider, decoded.model, vectors, tokens, switches.shuffle), headers), decoded, body };
+    return { res: answer(200, encode(provider, decoded.model, vectors, tokens, { shuffle: switches.shuffle, base64: decoded.base64 && switches.base64 === "honour" }), headers), decoded, body };
   }
 
   const server = Bun.serve({

@@ -11,7 +11,7 @@ export class FakeHttpError extends Error {
 }
 
 /** A request decoded to what every provider has in common. */
-export type Decoded = { model: string; texts: string[]; kind: string; dims: number | null; truncate: boolean; key: string | null };
+export type Decoded = { model: string; texts: string[]; kind: string; dims: number | null; truncate: boolean; key: string | null; base64: boolean };
 
 type Json = Record<string, unknown>;
 
@@ -38,6 +38,7 @@ export function decode(provider: FakeProvider, req: Request, path: string, body:
       dims: typeof params.outputDimensionality === "number" ? params.outputDimensionality : null,
       truncate: params.autoTruncate !== false,
       key: req.headers.get("x-goog-api-key"),
+      base64: false,
     };
   }
   if (path !== "/v1/embeddings") throw new FakeHttpError(404, `Unknown path ${path}`);
@@ -49,6 +50,7 @@ export function decode(provider: FakeProvider, req: Request, path: string, body:
       dims: typeof body.dimensions === "number" ? body.dimensions : null,
       truncate: false,
       key: bearer(req),
+      base64: body.encoding_format === "base64",
     };
   }
   return {
@@ -58,10 +60,16 @@ export function decode(provider: FakeProvider, req: Request, path: string, body:
     dims: typeof body.output_dimension === "number" ? body.output_dimension : null,
     truncate: body.truncation !== false,
     key: bearer(req),
+    base64: body.encoding_format === "base64",
   };
 }
 
-export function encode(provider: FakeProvider, model: string, vectors: number[][], tokens: number[], shuffle: boolean): Json {
+/** A vector as OpenAI and Voyage send it for `encoding_format: "base64"`: its float32 values, little-endian. A null (the nonNumeric switch) becomes NaN. */
+function base64Of(vector: number[]): string {
+  return Buffer.from(Float32Array.from(vector, (x) => x ?? NaN).buffer).toString("base64");
+}
+
+export function encode(provider: FakeProvider, model: string, vectors: number[][], tokens: number[], opts: { shuffle: boolean; base64: boolean }): Json {
   const total = tokens.reduce((a, b) => a + b, 0);
   if (provider === "emb_b") {
     return {
@@ -69,8 +77,8 @@ export function encode(provider: FakeProvider, model: string, vectors: number[][
       metadata: { billableCharacterCount: total * 4 },
     };
   }
-  const data = vectors.map((embedding, index) => ({ object: "embedding", embedding, index }));
-  if (shuffle) data.reverse();
+  const data = vectors.map((embedding, index) => ({ object: "embedding", embedding: opts.base64 ? base64Of(embedding) : embedding, index }));
+  if (opts.shuffle) data.reverse();
   const usage = provider === "emb_a" ? { prompt_tokens: total, total_tokens: total } : { total_tokens: total };
   return { object: "list", data, model, usage };
 }
