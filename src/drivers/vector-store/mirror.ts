@@ -26,13 +26,6 @@ export const GATHER_ROWS = 2048;
  * 3.25 GB, so no collection size is bounded by it. Slabs grow ×1.5 up to full size.
  */
 const SLAB_SHIFT = 18;
-/**
- * A slab that would grow past this many bytes is made full size at once. A new array's pages cost
- * no memory until written (the kernel maps them then: a 256 MiB Float32Array was resident at
- * +1 MB), while growing ×1.5 copies the slab: 160 MB took 130 ms, and during a 200k-row fill at
- * 256 dimensions such a copy held the event loop 95-580 ms. `bytes()` counts the rows in use.
- */
-const FULL_SLAB_ROWS_BYTES = 32 * 2 ** 20;
 const SLAB_ROWS = 1 << SLAB_SHIFT;
 const SLAB_MASK = SLAB_ROWS - 1;
 
@@ -139,8 +132,7 @@ export class Mirror {
     const oldGather = this.gatherRows[index]!;
     const rows = this.codeSlabs[index]!.length / d - oldGather;
     if (within < rows) return;
-    let next = Math.min(SLAB_ROWS, Math.max(within + 1, Math.ceil(rows * 1.5), 64));
-    if (Math.min(GATHER_ROWS, next) + next > FULL_SLAB_ROWS_BYTES / (d * (this.hasFloats ? 4 : 1))) next = SLAB_ROWS;
+    const next = Math.min(SLAB_ROWS, Math.max(within + 1, Math.ceil(rows * 1.5), 64));
     const gather = Math.min(GATHER_ROWS, next);
     if (this.hasFloats) {
       const grown = new Float32Array((gather + next) * d);
@@ -359,12 +351,7 @@ export class Mirror {
   bytes(): number {
     const strings = this.pks.length + this.texts.length;
     const labels = this.labelChars * 2 + strings * 32;
-    // Rows in use, not the arrays' lengths: a full-size slab's unwritten pages are not resident.
-    let vectors = 0;
-    for (let i = 0; i < this.codeSlabs.length; i++) {
-      const rows = Math.min(this.codeSlabs[i]!.length / this.dims, this.gatherRows[i]! + Math.max(0, this.ridEnd - i * SLAB_ROWS));
-      vectors += rows * this.dims * (1 + (this.slabs[i]!.length > 0 ? 4 : 0));
-    }
+    const vectors = [...this.slabs, ...this.codeSlabs].reduce((sum, slab) => sum + slab.byteLength, 0);
     const columns = this.columns.reduce((s, c) => s + c.bytes(), 0) + this.blocks.bytes();
     return vectors + this.live.byteLength + this.versions.byteLength + columns + labels;
   }
