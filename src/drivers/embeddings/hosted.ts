@@ -120,8 +120,9 @@ export class HostedProvider implements EmbeddingProvider {
       // numbers are used from then on if that works (a 400 for another reason fails again).
       const refused = err instanceof DriverError && err.context.status === 400 && !this.compactAnswered;
       if (!refused || !wire.plain) throw err;
+      const vectors = await this.sendBatchAs(wire.plain, batch, tokens, signal);
       this.wire = wire.plain;
-      return this.sendBatchAs(this.wire, batch, tokens, signal);
+      return vectors;
     }
   }
 
