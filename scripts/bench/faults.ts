@@ -51,7 +51,7 @@ while (done < totalCycles) {
   const rows = args.rows ? Number(args.rows) : prng(seed).int(3_000, 20_000);
   const cycles = Math.min(perWorld, totalCycles - done);
   const report = await runSeed({ seed, cycles, rows, cdc: args.cdc, compact: args.compact, catchUpMs, log }).catch((e): Report => ({
-    seed, rows, cycles: 0, restarts: 0, kills: 0, rowsChecked: 0, queries: 0, loopAnswers: 0, feedFaults: [], ms: 0,
+    seed, rows, cycles: 0, restarts: 0, kills: 0, rowsChecked: 0, queries: 0, loopAnswers: 0, feedFaults: [], givenUp: 0, ms: 0,
     failures: [{ seed, cycle: -1, kind: "harness_error", detail: String(e?.stack ?? e) }],
   }));
   reports.push({ label: `seed ${seed}${args.cdc ? " cdc" : ""}${args.compact ? " compact" : ""}`, ...report });
@@ -74,6 +74,7 @@ console.log(`  rows checked ${sum((r) => r.rowsChecked)} (${sum((r) => r.queries
 const feedFaults = new Map<string, number>();
 for (const f of reports.flatMap((r) => r.feedFaults)) feedFaults.set(f, (feedFaults.get(f) ?? 0) + 1);
 if (feedFaults.size) console.log(`  feed faults ${[...feedFaults].map(([f, n]) => `${f} ${n}`).join(", ")}`);
+if (sum((r) => r.givenUp)) console.log(`  given up    ${sum((r) => r.givenUp)} fill tasks exhausted by kills (CONTRACT 8), resumed by POST backfill`);
 console.log(`  failures    ${failures.length}`);
 for (const [kind, seeds] of byKind) console.log(`    ${kind}: seeds ${[...seeds].join(", ")}`);
 for (const f of failures) console.log(`  - seed ${f.seed} cycle ${f.cycle} ${f.kind}: ${f.detail.slice(0, 500)}`);

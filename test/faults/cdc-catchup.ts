@@ -8,10 +8,10 @@
 // the check. Past the limit, the last failing check is what is reported.
 import type postgres from "postgres";
 import { must, type Api } from "../e2e/helpers.ts";
-import { checkServed, type Checked, type Finding } from "./checker.ts";
+import { checkServed, resumeIfGivenUpByKills, type Checked, type Finding } from "./checker.ts";
 import { TABLE } from "./workload.ts";
 
-type Quiet = { quiet: boolean; state: string; unreadable?: Finding; taskAfterSynced?: Finding };
+type Quiet = { quiet: boolean; error?: boolean; state: string; unreadable?: Finding; taskAfterSynced?: Finding };
 
 /** One look at the table, its sync/status, its tasks and the source's row count. */
 async function look(api: Api, sql: postgres.Sql, tableId: string): Promise<Quiet> {
@@ -35,19 +35,32 @@ async function lookOnce(api: Api, sql: postgres.Sql, tableId: string): Promise<Q
   const state = `${b.sync_status} rows_pending=${status.rows_pending} staleness_secs=${status.staleness_secs} total_rows=${b.total_rows} synced_rows=${b.synced_rows} source_rows=${source} busy=${busy.map((t) => `${t.task_type}:${t.status}`).join(",") || "none"} last_error=${status.last_error}`;
   const synced = b.sync_status === "synced";
   return {
+    error: b.sync_status === "error",
     quiet: synced && !busy.length && status.rows_pending === 0 && status.staleness_secs === 0 && b.total_rows === source && b.synced_rows === source,
     state,
     taskAfterSynced: synced && busy.length ? { kind: "task_running_after_synced", detail: `table synced, tasks ${busy.map((t) => `${t.task_type}:${t.status}`).join(",")}` } : undefined,
   };
 }
 
+/** Resumes a fill exhausted by kills (checker.ts resumeIfGivenUpByKills), once per wait. */
+function resumer(api: Api, tableId: string, onGivenUp?: (line: string) => void): () => Promise<void> {
+  let done = false;
+  return async () => {
+    if (done) return;
+    const line = await resumeIfGivenUpByKills(api, tableId);
+    if (line) (done = true), onGivenUp?.(line);
+  };
+}
+
 /** Waits until sync/status reads quiet (no checks): a SIGTERM's "workloads applied" in a cdc world. */
-export async function waitStreamQuiet(api: Api, sql: postgres.Sql, tableId: string, timeoutMs: number): Promise<Finding[]> {
+export async function waitStreamQuiet(api: Api, sql: postgres.Sql, tableId: string, timeoutMs: number, onGivenUp?: (line: string) => void): Promise<Finding[]> {
   const deadline = Date.now() + timeoutMs;
+  const resume = resumer(api, tableId, onGivenUp);
   let last = "";
   while (Date.now() < deadline) {
     const q = await look(api, sql, tableId);
     if (q.unreadable) return [q.unreadable];
+    if (q.error) await resume();
     if (q.quiet) return [];
     last = q.state;
     await Bun.sleep(200);
@@ -64,8 +77,9 @@ export type Consistent = { findings: Finding[]; checked: Checked | null; tries: 
  * not_caught_up (never quiet), heal_not_described (quiet, the account never came); `checked` holds
  * the last check's findings.
  */
-export async function waitStreamConsistent(api: Api, sql: postgres.Sql, tableId: string, timeoutMs: number, pending?: () => Promise<string | null>): Promise<Consistent> {
+export async function waitStreamConsistent(api: Api, sql: postgres.Sql, tableId: string, timeoutMs: number, pending?: () => Promise<string | null>, onGivenUp?: (line: string) => void): Promise<Consistent> {
   const deadline = Date.now() + timeoutMs;
+  const resume = resumer(api, tableId, onGivenUp);
   const findings: Finding[] = [];
   let checked: Checked | null = null;
   let tries = 0;
@@ -75,6 +89,7 @@ export async function waitStreamConsistent(api: Api, sql: postgres.Sql, tableId:
   while (Date.now() < deadline) {
     const q = await look(api, sql, tableId);
     if (q.unreadable) return { findings: [...findings, q.unreadable], checked, tries };
+    if (q.error) await resume();
     if (q.taskAfterSynced && !findings.length) findings.push(q.taskAfterSynced);
     state = q.state;
     wasQuiet ||= q.quiet;

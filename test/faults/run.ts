@@ -4,14 +4,15 @@
 // sync/status throughout (status-watch.ts), decides "caught up" by cdc-catchup.ts, and checks a
 // feed fault healed by the running process the same way, without a restart.
 import { waitStreamConsistent, waitStreamQuiet } from "./cdc-catchup.ts";
-import { checkServed, waitCaughtUp, type Checked, type Finding } from "./checker.ts";
+import { checkServed, GIVEN_UP_BY_KILLS, waitCaughtUp, type Checked, type Finding } from "./checker.ts";
 import { QueryLoop } from "./query-loop.ts";
 import { StatusWatch, type Sighting } from "./status-watch.ts";
 import type { FaultWorld } from "./world.ts";
 
 export type Failure = Finding & { seed: number; cycle: number };
 /** `feedFaults`: the cdc feed faults applied, by kind, "(down)" when done between a SIGTERM and the restart. */
-export type Report = { seed: number; rows: number; cycles: number; restarts: number; kills: number; rowsChecked: number; queries: number; loopAnswers: number; feedFaults: string[]; failures: Failure[]; ms: number };
+/** `givenUp`: fill tasks that kills exhausted (CONTRACT 8: table `error`), resumed by a POST backfill as a user would. */
+export type Report = { seed: number; rows: number; cycles: number; restarts: number; kills: number; rowsChecked: number; queries: number; loopAnswers: number; feedFaults: string[]; givenUp: number; failures: Failure[]; ms: number };
 
 export class Run {
   readonly report: Report;
@@ -32,7 +33,7 @@ export class Run {
   private readonly t0 = Date.now();
 
   constructor(readonly world: FaultWorld, seed: number, readonly catchUpMs: number, readonly log: (line: string) => void) {
-    this.report = { seed, rows: world.rows, cycles: 0, restarts: 0, kills: 0, rowsChecked: 0, queries: 0, loopAnswers: 0, feedFaults: [], failures: [], ms: 0 };
+    this.report = { seed, rows: world.rows, cycles: 0, restarts: 0, kills: 0, rowsChecked: 0, queries: 0, loopAnswers: 0, feedFaults: [], givenUp: 0, failures: [], ms: 0 };
     this.loops.push(new QueryLoop(this.target(), seed));
     if (world.cdc) this.watch = new StatusWatch(this.target(), this.sawError);
   }
@@ -45,6 +46,8 @@ export class Run {
   /** One failure per phase: a table that sits in `error` is seen ten times a second. */
   private readonly errorPhases = new Set<string>();
   private sawError = (s: Sighting): void => {
+    // Kills exhausted a fill: the `error` CONTRACT 8 asks for, resumed once caught up is awaited.
+    if (s.lastError && GIVEN_UP_BY_KILLS.test(s.lastError)) return;
     if (this.errorPhases.has(s.phase)) return;
     this.errorPhases.add(s.phase);
     this.fail(this.healing ? "error_during_heal" : "error_status", `sync/status read error, last_error ${JSON.stringify(s.lastError)}`);
@@ -60,6 +63,12 @@ export class Run {
       this.loops.push(burst);
     }
   }
+
+  /** A fill task exhausted by kills and resumed (checker.ts resumeIfGivenUpByKills): logged and counted, not a failure. */
+  private givenUp = (line: string): void => {
+    this.report.givenUp++;
+    this.log(`    ${line}`);
+  };
 
   fail = (kind: string, detail: string): void => {
     this.report.failures.push({ seed: this.report.seed, cycle: this.cycle, kind, detail: `[${this.phase}] ${detail}` });
@@ -108,7 +117,7 @@ export class Run {
   /** The workloads applied ("settle" before a SIGTERM): two passes (batch), or quiet (cdc). */
   async settle(): Promise<Finding[]> {
     const w = this.world;
-    return w.cdc ? waitStreamQuiet(w.api, w.pg.sql, w.tableId, this.catchUpMs) : waitCaughtUp(w.api, w.tableId, Date.now(), this.catchUpMs);
+    return w.cdc ? waitStreamQuiet(w.api, w.pg.sql, w.tableId, this.catchUpMs, this.givenUp) : waitCaughtUp(w.api, w.tableId, Date.now(), this.catchUpMs, this.givenUp);
   }
 
   private async check(label: string, how: string): Promise<boolean> {
@@ -146,7 +155,7 @@ export class Run {
   private async caughtUp(sinceMs: number): Promise<{ waited: Finding[]; checked: Checked | null; tries: number }> {
     const w = this.world;
     if (!w.cdc) {
-      const waited = await waitCaughtUp(w.api, w.tableId, sinceMs, this.catchUpMs);
+      const waited = await waitCaughtUp(w.api, w.tableId, sinceMs, this.catchUpMs, this.givenUp);
       if (waited.some((f) => f.kind === "not_caught_up" || f.kind === "table_unreadable")) return { waited, checked: null, tries: 0 };
       const checked = await checkServed(w.api, w.pg.sql, w.tableId);
       return { waited, checked, tries: 1 };
@@ -157,7 +166,7 @@ export class Run {
       const said = this.watch?.messagesSince(account.mark) ?? [];
       return said.some((m) => account.re!.test(m)) ? null : `no last_error matching ${account.re} (said: ${JSON.stringify(said).slice(0, 600)})`;
     });
-    const r = await waitStreamConsistent(w.api, w.pg.sql, w.tableId, this.catchUpMs, pending ?? undefined);
+    const r = await waitStreamConsistent(w.api, w.pg.sql, w.tableId, this.catchUpMs, pending ?? undefined, this.givenUp);
     return { waited: r.findings, checked: r.checked, tries: r.tries };
   }
 
