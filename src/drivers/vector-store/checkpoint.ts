@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { crc32 } from "node:zlib";
 import { HnswIndex, SCALAR_BYTES } from "./hnsw.ts";
 import { checkIndexFile } from "./index-file.ts";
+import { searchBreadth } from "./planner.ts";
 import type { IndexParams } from "./types.ts";
 
 const FORMAT = 1;
@@ -41,6 +42,12 @@ export interface CheckpointMeta {
   straysChecked?: boolean;
   /** The last full sweep's duration (ms): the sweep budget's unit after a load (strays.ts). */
   sweepMs?: number;
+  /**
+   * The depth unfiltered searches ran at when saved (planner.ts searchBreadth), the depth the rows
+   * were checked at. A row a search at that depth reached may be missed by a shallower one, so a
+   * list checked deeper than searches now run is not whole (strayListFits).
+   */
+  strayDepth?: number;
 }
 
 /** What the generation knows of its strays when it saves (strays.ts StraySweeper). */
@@ -103,12 +110,24 @@ export function writeCheckpoint(dir: string, collection: string, generation: num
   return meta;
 }
 
-function strayFields(index: HnswIndex, strays: StrayState): Pick<CheckpointMeta, "strays" | "straysChecked" | "sweepMs"> {
+function strayFields(index: HnswIndex, strays: StrayState): Pick<CheckpointMeta, "strays" | "straysChecked" | "sweepMs" | "strayDepth"> {
   return {
     strays: [...index.strays].slice(0, MAX_SAVED_STRAYS),
     straysChecked: strays.checkedAll && index.strays.size <= MAX_SAVED_STRAYS,
     sweepMs: Math.round(strays.sweepMs),
+    strayDepth: searchBreadth(index.liveSize, index.params.expansionSearch),
   };
+}
+
+/**
+ * Does a description's whole stray list hold for searches over `liveRows` rows now? Only if its
+ * rows were checked no deeper than those searches run: deletes since the save lower the breadth,
+ * as would a change of its rule. A description without `strayDepth` (before 2026-11-24) counts
+ * as checked at the breadth of its key count, an upper bound (dead keys included).
+ */
+export function strayListFits(meta: CheckpointMeta, liveRows: number, expansionSearch: number): boolean {
+  const depth = typeof meta.strayDepth === "number" ? meta.strayDepth : searchBreadth(meta.count, expansionSearch);
+  return meta.straysChecked === true && depth <= searchBreadth(liveRows, expansionSearch);
 }
 
 /** The description, written to a temp name, fsynced, renamed over the old one. */

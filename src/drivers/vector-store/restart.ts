@@ -5,7 +5,7 @@
 // restart invariant, coverLiveRows), then samples self-searches (strays.ts). Any doubt → the
 // generation rebuilds its index in the background while searches are answered exactly.
 import type { Client } from "@libsql/client";
-import { loadCheckpoint } from "./checkpoint.ts";
+import { loadCheckpoint, strayListFits } from "./checkpoint.ts";
 import { addCurrentVersions, type HnswIndex } from "./hnsw.ts";
 import type { Mirror } from "./mirror.ts";
 import { readRowPage, readSeq } from "./reads.ts";
@@ -77,7 +77,7 @@ export async function restore(client: Client, ref: GenerationRef, mirror: Mirror
   const t1 = performance.now();
   if (!checkpoint.ok) return { seq, checkpoint: null, problem: checkpoint.problem, replayed: [], timing: {} };
   const { meta } = checkpoint;
-  const loaded = { index: checkpoint.index, seq: meta.seq, straysChecked: meta.straysChecked === true, sweepMs: Number(meta.sweepMs) || 0 };
+  const loaded = { index: checkpoint.index, seq: meta.seq, straysChecked: strayListFits(meta, mirror.liveCount, place.params.expansionSearch), sweepMs: Number(meta.sweepMs) || 0 };
   if (loaded.seq > seq) return { seq, checkpoint: loaded, problem: `checkpoint at seq ${loaded.seq} is ahead of libSQL (${seq})`, replayed: [], timing: {} };
   const replayed = await coverLiveRows(loaded.index, mirror);
   const problem = selfCheck(loaded.index, mirror);
