@@ -228,10 +228,14 @@ export class Generation implements GenerationRef {
     const order = [...new Set(rows.map((row) => rids.get(row.pk)).filter((rid) => rid !== undefined))];
     this.pace.noteWrite();
     this.retireVersions(order);
+    const hadFloats = this.mirror.hasFloats;
     rows.forEach((row, i) => {
       const rid = rids.get(row.pk);
       if (rid !== undefined) this.mirror.set(rid, row.vector, typed[i]!, row.pk, row.text, seq);
     });
+    // Turned compact: searches now ask the index with codes (search.ts hnswCandidates), and the
+    // rows so far were checked with their f32 vectors, so the strays are checked again.
+    if (hadFloats && !this.mirror.hasFloats) this.sweeper.owe();
     if (indexLater) this.later.note(order);
     else {
       addCurrentVersions(this.hnsw, this.mirror, order);

@@ -15,6 +15,7 @@ import { type Mirror, normalizeInPlace } from "./mirror.ts";
 import { type Calibration, type HnswPlan, knownMatches, type Plan, type PlanInput, planFiltered, planUnfiltered, valuesOf } from "./planner.ts";
 import { matchingRids, readTexts } from "./reads.ts";
 import { refine, refineRows } from "./refine.ts";
+import { quantizeQuery } from "./quantize.ts";
 import { codesFrom, intervalOf, type RangeBlock, runOf } from "./range-blocks.ts";
 import { type GenerationRef, readMetadataValue } from "./rows.ts";
 import { generationTables } from "./schema.ts";
@@ -159,10 +160,15 @@ export interface HnswOutcome {
  * until `want` rows pass, the index is exhausted, or what remains is below `minScore`.
  */
 export function hnswCandidates(index: HnswIndex, mirror: Mirror, query: Float32Array, plan: HnswPlan, pred: Predicate<number> | null, minScore: number | null): HnswOutcome {
+  // A compact mirror gives the index its rows' codes (mirror.ts gatherForIndex) and checks rows by
+  // them: the query goes in the same form. As f32, usearch's own cast to i8 left a 768-dimension
+  // unit vector's components within about ±5, and at 1M × 768 recall@10 was 0.983 against 0.993
+  // with the codes, at the same depth on the same store.
+  const asked = mirror.hasFloats ? query : quantizeQuery(query);
   let kq = plan.firstKq;
   for (;;) {
     kq = Math.min(kq, index.size);
-    const found = index.search(query, kq, (rid, version) => mirror.isCurrent(rid, version));
+    const found = index.search(asked, kq, (rid, version) => mirror.isCurrent(rid, version));
     const rids = pred ? found.rids.filter((rid) => pred(rid)) : found.rids;
     if (rids.length >= plan.want || found.exhausted || kq >= index.size) return { rids, complete: true };
     const farthest = found.distances[found.distances.length - 1];
