@@ -57,5 +57,7 @@ describe("errors", () => {
     const expected = textsOf(await expectedSet(w.sql));
     expect(await storedTexts(w.services, batch)).toEqual(expected);
     expect(await storedTexts(w.services, cdc)).toEqual(expected);
-  });
+    // The consumer's retries back off 2.5-5 s, then 5-10 s: ~10 s idle, and past the default 30 s
+    // on a machine busy with a 1M-row benchmark. Its own waits allow 40 s each.
+  }, 90_000);
 });
