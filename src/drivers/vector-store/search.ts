@@ -13,9 +13,9 @@ import { compilePredicate, compileSql, type FilterNode, metadataColumnName, type
 import type { HnswIndex } from "./hnsw.ts";
 import { type Mirror, normalizeInPlace } from "./mirror.ts";
 import { type Calibration, type HnswPlan, knownMatches, type Plan, type PlanInput, planFiltered, planUnfiltered, valuesOf } from "./planner.ts";
+import { quantizeQuery } from "./quantize.ts";
 import { matchingRids, readTexts } from "./reads.ts";
 import { refine, refineRows } from "./refine.ts";
-import { quantizeQuery } from "./quantize.ts";
 import { codesFrom, intervalOf, type RangeBlock, runOf } from "./range-blocks.ts";
 import { type GenerationRef, readMetadataValue } from "./rows.ts";
 import { generationTables } from "./schema.ts";
