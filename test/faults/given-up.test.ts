@@ -5,6 +5,7 @@
 // PUT, bench faults seed 291); here a provider too slow for any page to finish makes it certain.
 import { afterAll, expect, test } from "bun:test";
 import { must } from "../e2e/helpers.ts";
+import { eventually } from "../harness.ts";
 import { checkServed, GIVEN_UP_BY_KILLS, resumeIfGivenUpByKills, waitCaughtUp } from "./checker.ts";
 import { MODELS } from "./schedule.ts";
 import { disposeAllWorlds, FaultWorld } from "./world.ts";
@@ -14,16 +15,6 @@ const CATCH_UP_MS = 30_000;
 afterAll(() => disposeAllWorlds());
 
 type Task = { task_type: string; status: string; attempts: number; last_error: string | null };
-
-async function until<T>(what: string, read: () => Promise<T | null | false>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${what}`);
-    await Bun.sleep(50);
-  }
-}
 
 test("a re-backfill killed before its first checkpoint, three runs in a row: error, old vectors served; POST backfill builds it", async () => {
   await using world = await FaultWorld.open(300);
@@ -39,18 +30,18 @@ test("a re-backfill killed before its first checkpoint, three runs in a row: err
   must(await api().call("PUT", table(), MODELS[1]), 200);
   const rebackfill = async () => (must(await api().call("GET", `/v1/tasks?target_id=${world.tableId}`), 200).data as Task[]).find((t) => t.task_type === "rebackfill");
   for (let attempt = 1; attempt <= 3; attempt++) {
-    await until(`rebackfill run ${attempt}`, async () => {
+    await eventually(async () => {
       const t = await rebackfill();
       return t?.status === "running" && t.attempts === attempt && t;
-    });
+    }, 20_000, 50);
     await world.stop("SIGKILL");
     expect(await world.start()).toMatchObject({ ok: true });
   }
   // The claim after the third run fails the task without running it, and the table with it.
-  const failed = await until("the rebackfill failed", async () => {
+  const failed = await eventually(async () => {
     const t = await rebackfill();
     return t?.status === "failed" && t;
-  });
+  }, 20_000, 50);
   expect(failed.last_error).toMatch(GIVEN_UP_BY_KILLS);
   const errored = must(await api().call("GET", table()), 200);
   expect(errored.sync_status).toBe("error");
