@@ -8,7 +8,7 @@
 // the check. Past the limit, the last failing check is what is reported.
 import type postgres from "postgres";
 import { must, type Api } from "../e2e/helpers.ts";
-import { checkServed, resumeIfGivenUpByKills, type Checked, type Finding } from "./checker.ts";
+import { checkServed, resumer, type Checked, type Finding } from "./checker.ts";
 import { TABLE } from "./workload.ts";
 
 type Quiet = { quiet: boolean; error?: boolean; state: string; unreadable?: Finding; taskAfterSynced?: Finding };
@@ -39,16 +39,6 @@ async function lookOnce(api: Api, sql: postgres.Sql, tableId: string): Promise<Q
     quiet: synced && !busy.length && status.rows_pending === 0 && status.staleness_secs === 0 && b.total_rows === source && b.synced_rows === source,
     state,
     taskAfterSynced: synced && busy.length ? { kind: "task_running_after_synced", detail: `table synced, tasks ${busy.map((t) => `${t.task_type}:${t.status}`).join(",")}` } : undefined,
-  };
-}
-
-/** Resumes a fill exhausted by kills (checker.ts resumeIfGivenUpByKills), once per wait. */
-function resumer(api: Api, tableId: string, onGivenUp?: (line: string) => void): () => Promise<void> {
-  let done = false;
-  return async () => {
-    if (done) return;
-    const line = await resumeIfGivenUpByKills(api, tableId);
-    if (line) (done = true), onGivenUp?.(line);
   };
 }
 

@@ -27,7 +27,7 @@ const isoAfter = (iso: string | null, ms: number) => iso !== null && Date.parse(
  */
 export async function waitCaughtUp(api: Api, tableId: string, sinceMs: number, timeoutMs: number, onGivenUp?: (line: string) => void): Promise<Finding[]> {
   const findings: Finding[] = [];
-  let resumed = false;
+  const resume = resumer(api, tableId, onGivenUp);
   const passes = new Set<string>();
   const deadline = Date.now() + timeoutMs;
   let last = "";
@@ -37,10 +37,7 @@ export async function waitCaughtUp(api: Api, tableId: string, sinceMs: number, t
     // last_sync_at lives on sync/status, not on the vector table object.
     const status = must(await api.call("GET", `/v1/vector-tables/${tableId}/sync/status`), 200);
     last = `${table.body.sync_status} last_sync_at=${status.last_sync_at} synced_rows=${table.body.synced_rows} last_error=${status.last_error}`;
-    if (table.body.sync_status === "error" && !resumed) {
-      const line = await resumeIfGivenUpByKills(api, tableId);
-      if (line) (resumed = true), onGivenUp?.(line);
-    }
+    if (table.body.sync_status === "error") await resume();
     if (table.body.sync_status === "synced") {
       const tasks = must(await api.call("GET", `/v1/tasks?target_id=${tableId}`), 200).data as { task_type: string; status: string }[];
       const busy = tasks.filter((t) => (t.task_type === "backfill" || t.task_type === "rebackfill") && (t.status === "running" || t.status === "pending"));
@@ -79,6 +76,16 @@ export async function resumeIfGivenUpByKills(api: Api, tableId: string): Promise
   const resumed = await api.call("POST", `/v1/vector-tables/${tableId}/backfill`);
   if (resumed.status !== 200 && resumed.status !== 202) return null;
   return `${fill.task_type} given up after ${fill.attempts} runs killed before a checkpoint (CONTRACT 8); POST backfill → ${resumed.status}`;
+}
+
+/** Resumes a fill exhausted by kills (resumeIfGivenUpByKills), once per wait. */
+export function resumer(api: Api, tableId: string, onGivenUp?: (line: string) => void): () => Promise<void> {
+  let done = false;
+  return async () => {
+    if (done) return;
+    const line = await resumeIfGivenUpByKills(api, tableId);
+    if (line) (done = true), onGivenUp?.(line);
+  };
 }
 
 /**
