@@ -95,6 +95,9 @@ export function checkDepths(asked: number, expansionSearch: number, liveRows: nu
 /** Is (rid, version) the row's current vector? Supplied by the generation from its mirror. */
 export type IsCurrent = (rid: number, version: number) => boolean;
 
+/** Which of a self-check's passes to run: all, or one (0: the first, ef ≈ k; checkDepths). */
+export type Passes = "all" | number;
+
 export class HnswIndex {
   readonly index: Index;
   /** Keys in the index that name no current row version (replaced or deleted rows). */
@@ -193,19 +196,29 @@ export class HnswIndex {
    * row took 17.5 s at ef 64 and 6.6 s at ef 10, which missed 4.8 % of them (ef 64: 0.15 %).
    * The last pass matters on large graphs: on 1M × 768 a search at ef 64 missed 10 % of rows
    * that searches, at ef ~400 there, reach; scored apart as strays they cost every search 22 ms.
+   * `passes` runs one pass alone, so a caller working in short steps can gather the few rows
+   * each step's pass misses into batches for the next (strays.ts DeeperChecks).
    */
-  findsSelves(rids: ArrayLike<number>, versions: ArrayLike<number>, vectors: Float32Array | Int8Array, k: number, isCurrent: IsCurrent): boolean[] {
+  findsSelves(rids: ArrayLike<number>, versions: ArrayLike<number>, vectors: Float32Array | Int8Array, k: number, isCurrent: IsCurrent, passes: Passes = "all"): boolean[] {
     const n = rids.length;
     if (n === 0) return [];
-    const asked = this.askedFor(k);
-    const out = this.selfSearch(rids, versions, vectors, k, asked, isCurrent);
-    for (const depth of checkDepths(asked, this.params.expansionSearch, this.liveSize, this.size).slice(1)) {
-      const missed = out.flatMap((hit, i) => (hit ? [] : [i]));
-      if (missed.length === 0) break;
-      const again = this.selfSearch(missed.map((i) => rids[i]!), missed.map((i) => versions[i]!), rowsOf(vectors, missed, this.dims), k, depth, isCurrent);
+    const depths = checkDepths(this.askedFor(k), this.params.expansionSearch, this.liveSize, this.size);
+    const run = passes === "all" ? depths : depths.slice(passes, passes + 1);
+    const out: boolean[] = new Array(n).fill(false);
+    let missed = Array.from({ length: n }, (_, i) => i);
+    for (const depth of run) {
+      const all = missed.length === n;
+      const again = this.selfSearch(all ? rids : missed.map((i) => rids[i]!), all ? versions : missed.map((i) => versions[i]!), all ? vectors : rowsOf(vectors, missed, this.dims), k, depth, isCurrent);
       missed.forEach((i, j) => (out[i] = again[j]!));
+      missed = missed.filter((i) => !out[i]);
+      if (missed.length === 0) break;
     }
     return out;
+  }
+
+  /** How many passes a self-check of `k` runs on this index now (checkDepths). */
+  checkPasses(k: number): number {
+    return checkDepths(this.askedFor(k), this.params.expansionSearch, this.liveSize, this.size).length;
   }
 
   /** One batched search asking `asked` results (so ef ≥ asked): is each row among the first `k` current? */

@@ -1,7 +1,8 @@
 // Rows written with `indexLater` (the change stream's writes: latency first). Such a row is in
 // the mirror as soon as its write commits, and every search scores it exactly as a stray (search.ts
 // withStrays) until a background step has added it to the HNSW graph and checked it (strays.ts
-// checkStrays). The writer returns without paying the graph's insertion and the check (~1 ms a row
+// checkStrays; a row its first pass misses stays listed until a batch of the deeper passes decides
+// it, strays.ts DeeperChecks). The writer returns without paying the graph's insertion and the check (~1 ms a row
 // at 256 dimensions, measured by `bun run bench pipeline`), and the event loop serves searches
 // and the next write between steps. A row waiting here at a checkpoint is simply missing from the
 // saved index: start-up adds every live row the index lacks (restart.ts coverLiveRows).
@@ -14,7 +15,7 @@ import { foreground } from "../../shared/foreground.ts";
 import { addCurrentVersions, type HnswIndex } from "./hnsw.ts";
 import type { Mirror } from "./mirror.ts";
 import { Steps } from "./pace.ts";
-import { checkStrays } from "./strays.ts";
+import { checkStrays, DeeperChecks } from "./strays.ts";
 import type { CollectionStatus } from "./types.ts";
 
 type Owner = { readonly hnsw: HnswIndex; readonly mirror: Mirror; readonly status: CollectionStatus; readonly closed: boolean };
@@ -28,6 +29,7 @@ export class LaterIndexer {
   private running: Promise<void> | null = null;
   /** Steps sized by time (pace.ts): ~1 ms a row for the add and its check at 256 dimensions. */
   private readonly steps = new Steps(4, 256);
+  private readonly deeper = new DeeperChecks();
 
   constructor(private readonly owner: Owner) {}
 
@@ -68,8 +70,14 @@ export class LaterIndexer {
   }
 
   private async drain(): Promise<void> {
-    while (this.waiting.size > 0 && !this.owner.closed) {
+    while ((this.waiting.size > 0 || this.deeper.waiting > 0) && !this.owner.closed) {
       await foreground.yieldTurn();
+      if (this.deeper.full || this.waiting.size === 0) {
+        // Rows whose first check missed, a batch at a time; they stay stray-listed (so found) until then.
+        if (this.owner.status === "ready") this.deeper.run(this.owner.hnsw, this.owner.mirror);
+        else this.deeper.clear(); // a load or rebuild sweeps every row after it
+        continue;
+      }
       const step: number[] = [];
       const size = this.steps.size;
       for (const rid of this.waiting) {
@@ -83,7 +91,7 @@ export class LaterIndexer {
       if (status === "loading") continue;
       this.steps.run(step.length, () => {
         addCurrentVersions(hnsw, mirror, step);
-        if (status === "ready") checkStrays(hnsw, mirror, step);
+        if (status === "ready") this.deeper.hold(hnsw, checkStrays(hnsw, mirror, step, 0), 1);
       });
       this.wakeSettled();
     }

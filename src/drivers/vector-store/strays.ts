@@ -7,7 +7,7 @@
 // every quiet spell in the writes. Searches score the strays exactly beside the graph's
 // candidates (search.ts withStrays), so once a sweep has run every live row is findable.
 import { foreground } from "../../shared/foreground.ts";
-import type { HnswIndex } from "./hnsw.ts";
+import type { HnswIndex, Passes } from "./hnsw.ts";
 import { GATHER_ROWS, type Mirror } from "./mirror.ts";
 import { searchBreadth } from "./planner.ts";
 import { Steps } from "./pace.ts";
@@ -15,6 +15,9 @@ import type { CollectionStatus } from "./types.ts";
 
 /** The depth of each check. A sweep's steps are sized by time (pace.ts Steps). */
 const STRAY_CHECK_K = 10;
+/** A batch of deeper passes: from THREADED_ROWS (hnsw.ts), so on the index's threads; at most a step's length. */
+const DEEPER_MIN_ROWS = 4;
+const DEEPER_MAX_ROWS = 256;
 /** A sweep starts once writes have paused this long (a backfill's pages come faster). */
 const SWEEP_QUIET_MS = 500;
 /**
@@ -34,17 +37,92 @@ const SWEEP_COST_FACTOR = 20;
  */
 const SWEEP_BUSY_SHARE = 0.1;
 
-/** Notes which of these live rows a search by their own vector misses (~0.1-0.3 ms a row). */
-export function checkStrays(hnsw: HnswIndex, mirror: Mirror, rids: ArrayLike<number>): void {
+/**
+ * Notes which of these live rows a search by their own vector misses (~0.1-0.3 ms a row). With a
+ * pass number, that pass alone: a row it misses while deeper passes remain is left as it was and
+ * returned, for the next pass (DeeperChecks); otherwise every row is decided and none is returned.
+ */
+export function checkStrays(hnsw: HnswIndex, mirror: Mirror, rids: ArrayLike<number>, passes: Passes = "all"): number[] {
   const isCurrent = (rid: number, version: number) => mirror.isCurrent(rid, version);
+  const undecided: number[] = [];
+  const decides = passes === "all" || passes >= hnsw.checkPasses(STRAY_CHECK_K) - 1;
   const sorted = Float64Array.from(rids).sort(); // one gather per slab run (mirror.ts)
   for (let i = 0; i < sorted.length; ) {
     const vectors = mirror.gatherForIndex(sorted, i, GATHER_ROWS).slice(); // own buffer: usearch ignores view offsets
     const n = vectors.length / mirror.dims;
     const step = sorted.subarray(i, i + n);
-    const found = hnsw.findsSelves(step, Array.from(step, (rid) => mirror.versionOf(rid)), vectors, STRAY_CHECK_K, isCurrent);
-    step.forEach((rid, j) => (found[j] ? hnsw.strays.delete(rid) : hnsw.strays.add(rid)));
+    const found = hnsw.findsSelves(step, Array.from(step, (rid) => mirror.versionOf(rid)), vectors, STRAY_CHECK_K, isCurrent, passes);
+    step.forEach((rid, j) => {
+      if (found[j]) hnsw.strays.delete(rid);
+      else if (decides) hnsw.strays.add(rid);
+      else undecided.push(rid);
+    });
     i += n;
+  }
+  return undecided;
+}
+
+/**
+ * Rows a self-check's pass missed, waiting for the next pass in batches. Work done in ~5 ms steps
+ * (a sweep, the later indexer) checks a handful of rows a step at 1M × 768, and each pass goes
+ * to the rows the last one missed (ef 10 misses a third there, ef 64 a tenth: hnsw.ts
+ * checkDepths), so the deep passes searched one or two rows at a time, on one thread
+ * (hnsw.ts THREADED_ROWS): a sweep of 1M × 768 spent 141 of its 420 s at ef 404 on 79k rows
+ * searched ~2 at a time. Held here per pass, they go down in batches sized like any step (by
+ * time), on the index's threads. Until then a row keeps its place in the stray list or out of it.
+ */
+export class DeeperChecks {
+  /** Rows waiting, by the pass they wait for (1 and up). */
+  private readonly queues = new Map<number, number[]>();
+  private readonly steps = new Map<number, Steps>();
+  private hnsw: HnswIndex | null = null;
+
+  /** Rows of `hnsw` that pass `pass - 1` missed. Rows held for an index since replaced are dropped (a rebuild sweeps anew). */
+  hold(hnsw: HnswIndex, rids: number[], pass: number): void {
+    this.follow(hnsw);
+    if (rids.length === 0) return;
+    const queue = this.queues.get(pass) ?? [];
+    for (const rid of rids) queue.push(rid);
+    this.queues.set(pass, queue);
+  }
+
+  get waiting(): number {
+    let n = 0;
+    for (const queue of this.queues.values()) n += queue.length;
+    return n;
+  }
+
+  /** Some pass has rows enough for a batch of a step's length. */
+  get full(): boolean {
+    return [...this.queues].some(([pass, queue]) => queue.length >= this.stepsOf(pass).size);
+  }
+
+  clear(): void {
+    this.queues.clear();
+  }
+
+  /** One batch: of the deepest pass with a full one waiting, else (draining) of the deepest with any. The rows still live, at their current versions. */
+  run(hnsw: HnswIndex, mirror: Mirror): void {
+    this.follow(hnsw);
+    const passes = [...this.queues.keys()].sort((a, b) => b - a);
+    const pass = passes.find((p) => this.queues.get(p)!.length >= this.stepsOf(p).size) ?? passes[0];
+    if (pass === undefined) return;
+    const queue = this.queues.get(pass)!;
+    const batch = queue.splice(0, this.stepsOf(pass).size).filter((rid) => mirror.isLive(rid));
+    if (queue.length === 0) this.queues.delete(pass);
+    this.hold(hnsw, this.stepsOf(pass).run(batch.length, () => checkStrays(hnsw, mirror, batch, pass)), pass + 1);
+  }
+
+  private follow(hnsw: HnswIndex): void {
+    if (hnsw === this.hnsw) return;
+    this.queues.clear();
+    this.hnsw = hnsw;
+  }
+
+  private stepsOf(pass: number): Steps {
+    let steps = this.steps.get(pass);
+    if (!steps) this.steps.set(pass, (steps = new Steps(DEEPER_MIN_ROWS, DEEPER_MAX_ROWS)));
+    return steps;
   }
 }
 
@@ -190,11 +268,15 @@ export class StraySweeper {
     const { hnsw, mirror } = this.host;
     const rids = mirror.liveRids();
     const steps = new Steps(8, 512);
-    for (let i = 0; i < rids.length; ) {
+    const deeper = new DeeperChecks();
+    for (let i = 0; i < rids.length || deeper.waiting > 0; ) {
       if (this.host.closed || this.host.hnsw !== hnsw) return false;
       const started = performance.now();
-      const step = Array.from(rids.subarray(i, (i += steps.size))).filter((rid) => mirror.isLive(rid));
-      steps.run(step.length, () => checkStrays(hnsw, mirror, step));
+      if (deeper.full || i >= rids.length) deeper.run(hnsw, mirror);
+      else {
+        const step = Array.from(rids.subarray(i, (i += steps.size))).filter((rid) => mirror.isLive(rid));
+        deeper.hold(hnsw, steps.run(step.length, () => checkStrays(hnsw, mirror, step, 0)), 1);
+      }
       const took = performance.now() - started;
       const writing = performance.now() - this.lastWriteAt < SWEEP_QUIET_MS;
       if (writing) await new Promise((resolve) => setTimeout(resolve, (took * (1 - SWEEP_BUSY_SHARE)) / SWEEP_BUSY_SHARE));
