@@ -202,23 +202,26 @@ export class HnswIndex {
   findsSelves(rids: ArrayLike<number>, versions: ArrayLike<number>, vectors: Float32Array | Int8Array, k: number, isCurrent: IsCurrent, passes: Passes = "all"): boolean[] {
     const n = rids.length;
     if (n === 0) return [];
-    const depths = checkDepths(this.askedFor(k), this.params.expansionSearch, this.liveSize, this.size);
-    const run = passes === "all" ? depths : depths.slice(passes, passes + 1);
-    const out: boolean[] = new Array(n).fill(false);
-    let missed = Array.from({ length: n }, (_, i) => i);
-    for (const depth of run) {
-      const all = missed.length === n;
-      const again = this.selfSearch(all ? rids : missed.map((i) => rids[i]!), all ? versions : missed.map((i) => versions[i]!), all ? vectors : rowsOf(vectors, missed, this.dims), k, depth, isCurrent);
-      missed.forEach((i, j) => (out[i] = again[j]!));
-      missed = missed.filter((i) => !out[i]);
+    const depths = this.checkDepthsFor(k);
+    const [first, ...deeper] = passes === "all" ? depths : depths.slice(passes, passes + 1);
+    if (first === undefined) return new Array(n).fill(false);
+    const out = this.selfSearch(rids, versions, vectors, k, first, isCurrent);
+    for (const depth of deeper) {
+      const missed = out.flatMap((hit, i) => (hit ? [] : [i]));
       if (missed.length === 0) break;
+      const again = this.selfSearch(missed.map((i) => rids[i]!), missed.map((i) => versions[i]!), rowsOf(vectors, missed, this.dims), k, depth, isCurrent);
+      missed.forEach((i, j) => (out[i] = again[j]!));
     }
     return out;
   }
 
-  /** How many passes a self-check of `k` runs on this index now (checkDepths). */
+  /** How many passes a self-check of `k` runs on this index now. */
   checkPasses(k: number): number {
-    return checkDepths(this.askedFor(k), this.params.expansionSearch, this.liveSize, this.size).length;
+    return this.checkDepthsFor(k).length;
+  }
+
+  private checkDepthsFor(k: number): number[] {
+    return checkDepths(this.askedFor(k), this.params.expansionSearch, this.liveSize, this.size);
   }
 
   /** One batched search asking `asked` results (so ef ≥ asked): is each row among the first `k` current? */

@@ -67,8 +67,8 @@ export function checkStrays(hnsw: HnswIndex, mirror: Mirror, rids: ArrayLike<num
  * (a sweep, the later indexer) checks a handful of rows a step at 1M × 768, and each pass goes
  * to the rows the last one missed (ef 10 misses a third there, ef 64 a tenth: hnsw.ts
  * checkDepths), so the deep passes searched one or two rows at a time, on one thread
- * (hnsw.ts THREADED_ROWS): a sweep of 1M × 768 spent 141 of its 420 s at ef 404 on 79k rows
- * searched ~2 at a time. Held here per pass, they go down in batches sized like any step (by
+ * (hnsw.ts THREADED_ROWS): a sweep of 1M × 768 spent 147 of its 444 s at ef 404 on 84k rows
+ * searched 1.6 at a time (333 s in all once batched). Held here per pass, they go down in batches sized like any step (by
  * time), on the index's threads. Until then a row keeps its place in the stray list or out of it.
  */
 export class DeeperChecks {
