@@ -2,8 +2,8 @@
 // the mirror as soon as its write commits, and every search scores it exactly as a stray (search.ts
 // withStrays) until a background step has added it to the HNSW graph and checked it (strays.ts
 // checkStrays; a row its first pass misses stays listed until a batch of the deeper passes decides
-// it, strays.ts DeeperChecks). The writer returns without paying the graph's insertion and the check (~1 ms a row
-// at 256 dimensions, measured by `bun run bench pipeline`), and the event loop serves searches
+// it, strays.ts DeeperChecks). The writer returns without paying the graph's insertion and the
+// check (~1 ms a row at 256 dimensions, measured by `bun run bench pipeline`), and the event loop serves searches
 // and the next write between steps. A row waiting here at a checkpoint is simply missing from the
 // saved index: start-up adds every live row the index lacks (restart.ts coverLiveRows).
 //
@@ -15,7 +15,7 @@ import { foreground } from "../../shared/foreground.ts";
 import { addCurrentVersions, type HnswIndex } from "./hnsw.ts";
 import type { Mirror } from "./mirror.ts";
 import { Steps } from "./pace.ts";
-import { checkStrays, DeeperChecks } from "./strays.ts";
+import { DeeperChecks } from "./strays.ts";
 import type { CollectionStatus } from "./types.ts";
 
 type Owner = { readonly hnsw: HnswIndex; readonly mirror: Mirror; readonly status: CollectionStatus; readonly closed: boolean };
@@ -91,7 +91,7 @@ export class LaterIndexer {
       if (status === "loading") continue;
       this.steps.run(step.length, () => {
         addCurrentVersions(hnsw, mirror, step);
-        if (status === "ready") this.deeper.hold(hnsw, checkStrays(hnsw, mirror, step, 0), 1);
+        if (status === "ready") this.deeper.checkFirst(hnsw, mirror, step);
       });
       this.wakeSettled();
     }

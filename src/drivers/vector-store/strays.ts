@@ -68,14 +68,20 @@ export function checkStrays(hnsw: HnswIndex, mirror: Mirror, rids: ArrayLike<num
  * to the rows the last one missed (ef 10 misses a third there, ef 64 a tenth: hnsw.ts
  * checkDepths), so the deep passes searched one or two rows at a time, on one thread
  * (hnsw.ts THREADED_ROWS): a sweep of 1M × 768 spent 147 of its 444 s at ef 404 on 84k rows
- * searched 1.6 at a time (333 s in all once batched). Held here per pass, they go down in batches sized like any step (by
- * time), on the index's threads. Until then a row keeps its place in the stray list or out of it.
+ * searched 1.6 at a time (333 s in all once batched). Held here per pass, they go down in
+ * batches sized like any step (by time), on the index's threads. Until then a row keeps its
+ * place in the stray list or out of it.
  */
 export class DeeperChecks {
   /** Rows waiting, by the pass they wait for (1 and up). */
   private readonly queues = new Map<number, number[]>();
   private readonly steps = new Map<number, Steps>();
   private hnsw: HnswIndex | null = null;
+
+  /** A step's first pass over `rids`, now; the rows it misses are held for the next. */
+  checkFirst(hnsw: HnswIndex, mirror: Mirror, rids: ArrayLike<number>): void {
+    this.hold(hnsw, checkStrays(hnsw, mirror, rids, 0), 1);
+  }
 
   /** Rows of `hnsw` that pass `pass - 1` missed. Rows held for an index since replaced are dropped (a rebuild sweeps anew). */
   hold(hnsw: HnswIndex, rids: number[], pass: number): void {
@@ -275,7 +281,7 @@ export class StraySweeper {
       if (deeper.full || i >= rids.length) deeper.run(hnsw, mirror);
       else {
         const step = Array.from(rids.subarray(i, (i += steps.size))).filter((rid) => mirror.isLive(rid));
-        deeper.hold(hnsw, steps.run(step.length, () => checkStrays(hnsw, mirror, step, 0)), 1);
+        steps.run(step.length, () => deeper.checkFirst(hnsw, mirror, step));
       }
       const took = performance.now() - started;
       const writing = performance.now() - this.lastWriteAt < SWEEP_QUIET_MS;
