@@ -14,7 +14,7 @@ import type { GenerationRef } from "./rows.ts";
 import { selfCheck } from "./strays.ts";
 import type { IndexParams } from "./types.ts";
 
-const LOAD_PAGE_ROWS = 4096;
+export const LOAD_PAGE_ROWS = 4096;
 /** Rows added to an index per step of a replay or rebuild; the event loop gets a turn between steps. */
 export const REBUILD_STEP_ROWS = 1024;
 
@@ -68,12 +68,7 @@ export async function restore(client: Client, ref: GenerationRef, mirror: Mirror
   const t0 = performance.now();
   const checkpoint = loadCheckpoint(place.indexDir, ref.collection, ref.generation, ref.spec.dimensions, place.params, recorded);
   const tCheckpoint = performance.now();
-  for (let after = 0; ; ) {
-    const page = await readRowPage(client, ref, after, LOAD_PAGE_ROWS);
-    if (page.length === 0) break;
-    for (const row of page) mirror.set(row.rid, row.vector, row.metadata, row.pk, row.text, row.vecSeq);
-    after = page[page.length - 1]!.rid;
-  }
+  await readMirror(client, ref, mirror);
   const t1 = performance.now();
   if (!checkpoint.ok) return { seq, checkpoint: null, problem: checkpoint.problem, replayed: [], timing: {} };
   const { meta } = checkpoint;
@@ -83,6 +78,25 @@ export async function restore(client: Client, ref: GenerationRef, mirror: Mirror
   const problem = selfCheck(loaded.index, mirror);
   const timing = { checkpointMs: Math.round(tCheckpoint - t0), rowsMs: Math.round(t1 - tCheckpoint), replayMs: Math.round(performance.now() - t1) };
   return { seq, checkpoint: loaded, problem, replayed, timing };
+}
+
+/**
+ * Every live row of the generation into `mirror`, a page at a time, with a turn of the event loop
+ * after each page. A local libSQL read resolves without one, so without the turn the whole load
+ * ran in one turn and the memory of the pages already read (f32 vectors and texts, 6-12 MB a
+ * page) was not given back until it ended; the bench's build loop met the same with writes
+ * (scripts/bench/query.ts). A fresh process reopening 300k × 384 rows peaked at 2.52 GB keeping
+ * 0.87 GB (f32 mirror), 0.85-1.02 GB keeping 0.39 GB (compact); with the turn 1.24-1.58 GB and
+ * 0.65-0.66 GB, ready as fast (scripts/bench/lib/query-restart.ts, docs/architecture.md#compact-mirror).
+ */
+export async function readMirror(client: Client, ref: GenerationRef, mirror: Mirror): Promise<void> {
+  for (let after = 0; ; ) {
+    const page = await readRowPage(client, ref, after, LOAD_PAGE_ROWS);
+    if (page.length === 0) return;
+    for (const row of page) mirror.set(row.rid, row.vector, row.metadata, row.pk, row.text, row.vecSeq);
+    after = page[page.length - 1]!.rid;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
 }
 
 /** Live rows whose current version `index` lacks (ascending rids). */
