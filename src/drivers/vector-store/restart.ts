@@ -82,12 +82,13 @@ export async function restore(client: Client, ref: GenerationRef, mirror: Mirror
 
 /**
  * Every live row of the generation into `mirror`, a page at a time, with a turn of the event loop
- * after each page. A local libSQL read resolves without one, so without the turn the whole load
- * ran in one turn and the memory of the pages already read (f32 vectors and texts, 6-12 MB a
- * page) was not given back until it ended; the bench's build loop met the same with writes
- * (scripts/bench/query.ts). A fresh process reopening 300k × 384 rows peaked at 2.52 GB keeping
- * 0.87 GB (f32 mirror), 0.85-1.02 GB keeping 0.39 GB (compact); with the turn 1.24-1.58 GB and
- * 0.65-0.66 GB, ready as fast (scripts/bench/lib/query-restart.ts, docs/architecture.md#compact-mirror).
+ * after each page. A local libSQL read resolves without a turn, so without it the whole read ran
+ * in one: a service restarting with 600k × 384 rows answered no request (and ran no timer) for the
+ * 8 s until the table was ready (the read alone took 34 s at 2M rows). With the turn the loop waits at most a page
+ * (70-100 ms there) after the checkpoint's load (~0.9 s, one native call). It also lets the
+ * runtime give back the pages' memory as it goes: a fresh process reopening 300k × 384 rows peaked
+ * at 2.52 GB keeping 0.87 GB (f32 mirror), 1.24-1.58 GB with the turn; at 600k compact the peak
+ * did not move (1.80 against 1.67-1.86 GB, keeping 0.75). docs/architecture.md#stores.
  */
 export async function readMirror(client: Client, ref: GenerationRef, mirror: Mirror): Promise<void> {
   for (let after = 0; ; ) {

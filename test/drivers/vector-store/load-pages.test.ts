@@ -6,8 +6,9 @@ import { cosine, makeWorld, productRows, SPEC } from "./helpers.ts";
 setDefaultTimeout(60_000);
 
 // A start-up reads its rows into the mirror a page at a time and turns the event loop after each
-// page: without the turns, a fresh process reopening 300k × 384 rows peaked at ~3× the memory it
-// kept (restart.ts readMirror). Peak memory is too noisy to assert here; the turns are not.
+// page (restart.ts readMirror). Without the turns a local libSQL read never yields: a service
+// restarting with 600k rows answered nothing for the 8 s of the read, and it kept the pages'
+// memory to the end. Peak memory and waits are too noisy to assert here; the turns are not.
 test("a start-up reads every live row into the mirror, turning the event loop after each page", async () => {
   await using world = await makeWorld();
   const store = await world.open();
