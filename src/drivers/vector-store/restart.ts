@@ -83,12 +83,10 @@ export async function restore(client: Client, ref: GenerationRef, mirror: Mirror
 /**
  * Every live row of the generation into `mirror`, a page at a time, with a turn of the event loop
  * after each page. A local libSQL read resolves without a turn, so without it the whole read ran
- * in one: a service restarting with 600k × 384 rows answered no request (and ran no timer) for the
- * 8 s until the table was ready (the read alone took 34 s at 2M rows). With the turn the loop waits at most a page
- * (70-100 ms there) after the checkpoint's load (~0.9 s, one native call). It also lets the
- * runtime give back the pages' memory as it goes: a fresh process reopening 300k × 384 rows peaked
- * at 2.52 GB keeping 0.87 GB (f32 mirror), 1.24-1.58 GB with the turn; at 600k compact the peak
- * did not move (1.80 against 1.67-1.86 GB, keeping 0.75). docs/architecture.md#stores.
+ * as one: a process reopening 600k × 384 rows ran no timer and answered no request for the 8 s
+ * until the table was ready (the read alone took 34 s at 2M rows). Now the loop waits at most the
+ * checkpoint's load (~0.9 s there, one native call), then a page (70-100 ms). Measured with
+ * scripts/bench/lib/query-restart.ts; peaks and page sizes tried in docs/architecture.md#stores.
  */
 export async function readMirror(client: Client, ref: GenerationRef, mirror: Mirror): Promise<void> {
   for (let after = 0; ; ) {
