@@ -1,7 +1,8 @@
 // Two measurements beside `bench pipeline`'s backfill (issue 16):
-//   - queries while the backfill runs: a prober sends one top-10 query every PROBE_EVERY_MS to the
-//     table being filled and keeps each answer's latency, so the figures show what a user searching
-//     during a backfill waits (and the same prober on the idle table afterwards is the baseline);
+//   - queries while the backfill runs: a prober (prober-worker.ts) sends one top-10 query every
+//     50 ms to the table being filled and keeps each answer's latency, so the figures show what a
+//     user searching during a backfill waits (the same prober on the idle table afterwards is the
+//     baseline);
 //   - raw usearch's build of the very vectors the backfill stored (read back from the service's
 //     libSQL file), with the store's index parameters and threads, in the same run: the rate the
 //     backfill is compared with.
@@ -12,33 +13,26 @@ import { DEFAULT_INDEX_PARAMS } from "../../../src/drivers/vector-store/store.ts
 import { percentile } from "./measure.ts";
 import type { Api } from "./pipeline-service.ts";
 
-const PROBE_EVERY_MS = 50;
-const WORDS = ["item", "description", "river", "copper", "garden", "signal", "harbor", "meadow"];
-
 export type Probed = { count: number; errors: number; p50: number; p99: number; max: number };
 
-/** Starts probing `tableId`; `stop()` answers the latencies of the answers that came back 200. */
+/**
+ * Starts probing `tableId` from a worker thread; `stop()` answers the latencies of the answers
+ * that came back 200. A worker, so the figures are the service's: on the bench's own thread the
+ * probe's timings also held whatever that thread was doing, above all the fake provider answering
+ * the backfill's embedding calls.
+ */
 export function startProber(api: Api, tableId: string): { stop(): Promise<Probed> } {
-  const times: number[] = [];
-  let errors = 0;
-  let stopped = false;
-  const loop = (async () => {
-    for (let i = 0; !stopped; i++) {
-      const started = performance.now();
-      try {
-        await api.call("POST", `/v1/vector-tables/${tableId}/query`, { query: `${WORDS[i % WORDS.length]} ${i * 7919}`, limit: 10 });
-        times.push(performance.now() - started);
-      } catch {
-        errors++; // 409 before the first rows are stored, for one
-      }
-      const wait = PROBE_EVERY_MS - (performance.now() - started);
-      if (wait > 0) await Bun.sleep(wait);
-    }
-  })();
+  const worker = new Worker(new URL("./prober-worker.ts", import.meta.url));
+  const done = new Promise<{ times: number[]; errors: number }>((resolve, reject) => {
+    worker.onmessage = (event: MessageEvent) => resolve(event.data);
+    worker.onerror = (event) => reject(new Error(`prober: ${event.message}`));
+  });
+  worker.postMessage({ ...api.credentials, tableId });
   return {
     async stop() {
-      stopped = true;
-      await loop;
+      worker.postMessage("stop");
+      const { times, errors } = await done;
+      worker.terminate();
       times.sort((a, b) => a - b);
       return { count: times.length, errors, p50: percentile(times, 50), p99: percentile(times, 99), max: times.at(-1) ?? NaN };
     },

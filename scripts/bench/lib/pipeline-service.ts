@@ -21,6 +21,11 @@ export class Api {
     return new Api(this.url, { ...this.headers, ...headers });
   }
 
+  /** URL and headers, to rebuild this Api in a worker (`new Api(url, headers)`). */
+  get credentials(): { url: string; headers: Record<string, string> } {
+    return { url: this.url, headers: { ...this.headers } };
+  }
+
   /** The same credentials against a restarted service (a new port). */
   at(url: string): Api {
     return new Api(url, this.headers);

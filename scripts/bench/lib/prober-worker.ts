@@ -1,0 +1,36 @@
+// The query prober of `bench pipeline` (pipeline-backfill.ts startProber), on a thread of its own:
+// one top-10 query every PROBE_EVERY_MS until told to stop, then the latencies of the answers.
+import { Api } from "./pipeline-service.ts";
+
+declare const self: Worker;
+
+const PROBE_EVERY_MS = 50;
+const WORDS = ["item", "description", "river", "copper", "garden", "signal", "harbor", "meadow"];
+
+let stopped = false;
+
+self.onmessage = (event: MessageEvent) => {
+  if (event.data === "stop") {
+    stopped = true;
+    return;
+  }
+  const { url, headers, tableId } = event.data as { url: string; headers: Record<string, string>; tableId: string };
+  void probe(new Api(url, headers), tableId);
+};
+
+async function probe(api: Api, tableId: string): Promise<void> {
+  const times: number[] = [];
+  let errors = 0;
+  for (let i = 0; !stopped; i++) {
+    const started = performance.now();
+    try {
+      await api.call("POST", `/v1/vector-tables/${tableId}/query`, { query: `${WORDS[i % WORDS.length]} ${i * 7919}`, limit: 10 });
+      times.push(performance.now() - started);
+    } catch {
+      errors++; // 409 before the first rows are stored, for one
+    }
+    const wait = PROBE_EVERY_MS - (performance.now() - started);
+    if (wait > 0) await Bun.sleep(wait);
+  }
+  self.postMessage({ times, errors });
+}
