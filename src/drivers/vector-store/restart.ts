@@ -87,16 +87,30 @@ export async function restore(client: Client, ref: GenerationRef, mirror: Mirror
  * until the table was ready (the read alone took 34 s at 2M rows). Now the loop waits at most the
  * checkpoint's load (~0.9 s there, one native call), then a page (70-100 ms). Measured with
  * scripts/bench/lib/query-restart.ts; peaks and page sizes tried in docs/architecture.md#stores.
+ *
+ * Every COLLECT_BYTES of f32 vectors read, a full garbage collection: each row comes as objects
+ * and a blob of its own, and the mirror's slabs grow by copying; left to the collector's pace
+ * that garbage set the start-up's peak (600k × 384: 1.15-1.20 GB against 1.01-1.03, ~0.4 s of
+ * ~6 s ready), and a peak past the machine's memory is a restart that never ends.
  */
 export async function readMirror(client: Client, ref: GenerationRef, mirror: Mirror): Promise<void> {
+  let sinceCollect = 0;
   for (let after = 0; ; ) {
     const page = await readRowPage(client, ref, after, LOAD_PAGE_ROWS);
     if (page.length === 0) return;
     for (const row of page) mirror.set(row.rid, row.vector, row.metadata, row.pk, row.text, row.vecSeq);
     after = page[page.length - 1]!.rid;
+    sinceCollect += page.length * mirror.dims * 4;
+    if (sinceCollect >= COLLECT_BYTES) {
+      sinceCollect = 0;
+      Bun.gc(true);
+    }
     await new Promise((resolve) => setImmediate(resolve));
   }
 }
+
+/** 8 pages of 384-dimension rows; measured every 4, 8, 16 and 32 (docs/architecture.md#stores). */
+const COLLECT_BYTES = 48 << 20;
 
 /** Live rows whose current version `index` lacks (ascending rids). */
 export function missingRows(index: HnswIndex, mirror: Mirror): number[] {

@@ -223,4 +223,29 @@ describe("errors", () => {
     writeFileSync(path, original.subarray(0, original.length - 10));
     expect(checkIndexFile(path, spec)).toMatch(/shorter than its graph/);
   });
+
+  test("the check reads through a window: the same answers when nodes straddle its edges", async () => {
+    await using w = await makeWorld();
+    const store = await w.open(OPTS);
+    await store.createCollection("vt_k", SPEC);
+    await store.upsert("vt_k", randomRows(1, 3000, 2));
+    await store.close();
+    const meta = JSON.parse(readFileSync(join(w.indexDir, "vt_k.g1.json"), "utf8"));
+    const path = join(w.indexDir, meta.file);
+    const spec = { dimensions: 32, bytesPerVector: 32, connectivity: 16 };
+    // 1,000 bytes: the window is refilled every few nodes, and a node larger than it grows it.
+    for (const windowBytes of [1000, 4096, 1 << 22]) expect(checkIndexFile(path, spec, windowBytes)).toEqual({ count: 3000 });
+    const original = readFileSync(path);
+    const dv = new DataView(original.buffer, original.byteOffset, original.byteLength);
+    // The last node's first level-0 neighbour: walk the nodes from the levels to the last one.
+    const graph = 8 + 3000 * 32 + 64;
+    const m0 = Number(dv.getBigUint64(graph + 16, true));
+    let node = graph + 40 + 2 * 3000;
+    for (let slot = 0; slot < 2999; slot++) node += 10 + 4 + 4 * m0 + dv.getInt16(graph + 40 + 2 * slot, true) * (4 + 4 * 16);
+    const buf = Buffer.from(original);
+    buf.writeUInt32LE(1, node + 10);
+    buf.writeUInt32LE(3000, node + 14);
+    writeFileSync(path, buf);
+    for (const windowBytes of [1000, 1 << 22]) expect(checkIndexFile(path, spec, windowBytes)).toMatch(/node 2999 links outside the graph/);
+  });
 });
