@@ -194,6 +194,15 @@ export class Mirror {
   }
 
   /**
+   * Before a load of `rows` live rows: turns compact at once if they will not fit the f32 limit,
+   * instead of filling f32 slabs (and keeping texts) up to the limit only to drop them. Those were
+   * a restart's peak with the default limit (docs/architecture.md#stores).
+   */
+  expectRows(rows: number): void {
+    if (rows * this.dims * 4 > this.floatBytes) this.compact();
+  }
+
+  /**
    * Drops the f32 vectors and the texts for good (they stay in libSQL): the mirror keeps the i8
    * codes only. One-way: a collection that grew past the limit and shrank again stays compact
    * until the next start.

@@ -43,6 +43,13 @@ export async function readRowPage(client: Client, ref: GenerationRef, afterRid: 
   return rs.rows.map((r) => toStoredRow(ref, r));
 }
 
+/** How many rows the generation holds (every row in its rows table is live). */
+export async function countRows(client: Client, ref: GenerationRef): Promise<number> {
+  const t = generationTables(ref.collection, ref.generation);
+  const rs = await client.execute(`SELECT count(*) AS n FROM ${t.rows}`);
+  return Number(rs.rows[0]!.n);
+}
+
 /** Every change after `seq`, read in one snapshot: changed rows, tombstones, and the current seq. */
 export async function readChangesSince(client: Client, ref: GenerationRef, seq: number) {
   const t = generationTables(ref.collection, ref.generation);

@@ -8,7 +8,7 @@ import type { Client } from "@libsql/client";
 import { loadCheckpoint, strayListFits } from "./checkpoint.ts";
 import { addCurrentVersions, type HnswIndex } from "./hnsw.ts";
 import type { Mirror } from "./mirror.ts";
-import { readRowPage, readSeq } from "./reads.ts";
+import { countRows, readRowPage, readSeq } from "./reads.ts";
 import { readCheckpointRecord } from "./registry.ts";
 import type { GenerationRef } from "./rows.ts";
 import { selfCheck } from "./strays.ts";
@@ -94,6 +94,7 @@ export async function restore(client: Client, ref: GenerationRef, mirror: Mirror
  * ~6 s ready), and a peak past the machine's memory is a restart that never ends.
  */
 export async function readMirror(client: Client, ref: GenerationRef, mirror: Mirror): Promise<void> {
+  mirror.expectRows(await countRows(client, ref));
   let sinceCollect = 0;
   for (let after = 0; ; ) {
     const page = await readRowPage(client, ref, after, LOAD_PAGE_ROWS);

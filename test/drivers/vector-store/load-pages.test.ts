@@ -44,3 +44,37 @@ test("a start-up reads every live row into the mirror, turning the event loop af
     expect(mirror.textOf(rid)).toBe(row.text);
   }
 });
+
+// With the f32 limit below what the rows need, a start-up reads them compact from the first row:
+// the same codes as a mirror that turned compact part-way, without the f32 slabs and texts it held
+// until then (restart.ts readMirror, Mirror.expectRows).
+test("a start-up whose rows pass the f32 limit reads them compact from the first row", async () => {
+  await using world = await makeWorld();
+  const store = await world.open();
+  await store.createCollection("c", SPEC);
+  const rows = productRows(3000, SPEC.dimensions, 5);
+  for (let i = 0; i < rows.length; i += 1000) await store.upsert("c", rows.slice(i, i + 1000));
+  const live = await world.client.execute({ sql: "SELECT live_generation AS g FROM vs_collections WHERE name = ?", args: ["c"] });
+  const ref = { collection: "c", generation: Number(live.rows[0]!.g), spec: SPEC };
+  const floatBytes = 1000 * SPEC.dimensions * 4; // a third of the rows
+
+  const mirror = new Mirror(SPEC, { floatBytes });
+  let compactAtFirstPage = false;
+  const set = mirror.set.bind(mirror);
+  mirror.set = (...args) => {
+    if (mirror.liveCount === 0) compactAtFirstPage = !mirror.hasFloats;
+    set(...args);
+  };
+  await readMirror(world.client, ref, mirror);
+  expect(compactAtFirstPage).toBe(true);
+  expect(mirror.liveCount).toBe(rows.length);
+
+  const partWay = new Mirror(SPEC, { floatBytes });
+  const inOrder = Array.from(mirror.liveRids());
+  for (const rid of inOrder) {
+    const row = rows[Number(mirror.pkOf(rid))]!;
+    partWay.set(rid, row.vector, [], row.pk, row.text, mirror.versionOf(rid));
+  }
+  expect(partWay.hasFloats).toBe(false);
+  for (const rid of inOrder) expect(mirror.indexVectorOf(rid)).toEqual(partWay.indexVectorOf(rid));
+});
