@@ -10,8 +10,10 @@
 //   conservative estimate of tokens.ts; both providers also truncate server-side.
 //
 // The cl100k_base ranks are a ~1 MB JS module that takes ~150 ms to import and another ~150 ms
-// to build the rank maps: loaded lazily, once per process, on the first emb_a call.
+// to build the rank maps (js-tiktoken's for the cut, ~70 ms more for bpe-count.ts's): loaded
+// lazily, once per process, on the first emb_a call.
 import type { Tiktoken } from "js-tiktoken/lite";
+import { BpeCounter } from "./bpe-count.ts";
 import type { ProviderName } from "./catalog.ts";
 import { BYTES_PER_TOKEN, estimateTokens, truncateToTokens, utf8Length } from "./tokens.ts";
 
@@ -51,19 +53,23 @@ const NO_SPECIAL: string[] = [];
 
 class Cl100kCounter implements TokenCounter {
   readonly exact = true;
-  constructor(private readonly bpe: Tiktoken) {}
+  constructor(
+    private readonly bpe: Tiktoken,
+    private readonly counter: BpeCounter,
+  ) {}
 
   count(text: string): number {
-    return this.bpe.encode(text, NO_SPECIAL, NO_SPECIAL).length;
+    return this.counter.count(text);
   }
 
   fit(text: string, maxTokens: number): FittedInput {
-    // One encode per input is the floor: batches and the governor's reservations use the exact
-    // count. Only inputs over the limit pay for the cut (decode, re-encode).
+    // One count per input is the floor: batches and the governor's reservations use the exact
+    // count (bpe-count.ts, 3× js-tiktoken's encode). Only inputs over the limit pay for the cut
+    // (encode, decode, re-count).
     if (text.length >= LONG_RUN_CHARS && LONG_RUN.test(text)) return byteBound(text, maxTokens);
-    const tokens = this.bpe.encode(text, NO_SPECIAL, NO_SPECIAL);
-    if (tokens.length <= maxTokens) return { text, tokens: tokens.length };
-    return this.cut(text, tokens, maxTokens);
+    const tokens = this.count(text);
+    if (tokens <= maxTokens) return { text, tokens };
+    return this.cut(text, this.bpe.encode(text, NO_SPECIAL, NO_SPECIAL), maxTokens);
   }
 
   /**
@@ -92,7 +98,7 @@ let cl100k: Promise<TokenCounter> | null = null;
 
 function loadCl100k(): Promise<TokenCounter> {
   cl100k ??= Promise.all([import("js-tiktoken/lite"), import("js-tiktoken/ranks/cl100k_base")]).then(
-    ([{ Tiktoken }, ranks]) => new Cl100kCounter(new Tiktoken(ranks.default)),
+    ([{ Tiktoken }, ranks]) => new Cl100kCounter(new Tiktoken(ranks.default), new BpeCounter(ranks.default)),
     (err: unknown) => {
       cl100k = null; // a later call may try again
       throw err;
