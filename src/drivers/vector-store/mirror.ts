@@ -190,7 +190,7 @@ export class Mirror {
     if (this.live[rid] !== 1) this.liveCount++;
     this.live[rid] = 1;
     if (rid >= this.ridEnd) this.ridEnd = rid + 1;
-    if (this.hasFloats && this.liveCount * this.dims * 4 > this.floatBytes) this.compact();
+    if (this.hasFloats && !this.floatsFit(this.liveCount)) this.compact();
   }
 
   /**
@@ -199,7 +199,12 @@ export class Mirror {
    * a restart's peak with the default limit (docs/architecture.md#stores).
    */
   expectRows(rows: number): void {
-    if (rows * this.dims * 4 > this.floatBytes) this.compact();
+    if (!this.floatsFit(rows)) this.compact();
+  }
+
+  /** Do `rows` rows' f32 vectors fit the limit (MirrorMemory.floatBytes)? */
+  private floatsFit(rows: number): boolean {
+    return rows * this.dims * 4 <= this.floatBytes;
   }
 
   /**
