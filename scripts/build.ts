@@ -1,6 +1,7 @@
 // `bun run build`: compiles src/main.ts into one executable, dist/vecsync, that runs from any
-// directory without node_modules. The native engines (libSQL, usearch, sqlite-vec, DuckDB) ride
-// inside it and are written out to a cache directory on first use; see scripts/build/.
+// directory without node_modules. The native engines (libSQL, usearch and our own binding over it,
+// sqlite-vec, DuckDB) ride inside it and are written out to a cache directory on first use; see
+// scripts/build/.
 //
 //   bun run scripts/build.ts [--outfile dist/vecsync] [--target linux-x64-gnu]
 import { mkdirSync, rmSync, statSync } from "node:fs";

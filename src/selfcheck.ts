@@ -6,7 +6,8 @@ import { Index, MetricKind, ScalarKind } from "usearch";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadSqliteVec, usearchVersion } from "./native.ts";
+import { loadSqliteVec } from "./native.ts";
+import { loadGraphAddon, usearchVersion } from "./native/usearch.ts";
 
 export type EngineReport = { engine: string; ok: boolean; version?: string; error?: string };
 
@@ -34,6 +35,15 @@ export async function selfCheck(): Promise<EngineReport[]> {
         const hit = index.search(new Float32Array([1, 0, 0]), 1, 0);
         if (hit.keys[0] !== 1n) throw new Error("search did not find the vector it was given");
         return usearchVersion();
+      }),
+      await check("graph", () => {
+        // vecsync's own usearch binding (native/README.md); without it the service falls back to the stock one.
+        const { addon, why } = loadGraphAddon();
+        if (!addon) throw new Error(why);
+        const graph = new (addon.Graph as new (...args: unknown[]) => { add(k: BigUint64Array, v: Float32Array, t: number): void; search(q: Float32Array, k: number, t: number): [BigUint64Array] })(3, "cos", "f32", 8, 16, 16, 2);
+        graph.add(BigUint64Array.of(1n), new Float32Array([1, 0, 0]), 1);
+        if (graph.search(new Float32Array([1, 0, 0]), 1, 1)[0][0] !== 1n) throw new Error("search did not find the vector it was given");
+        return addon.usearchVersion;
       }),
       await check("sqlite-vec", () => {
         const db = loadSqliteVec(join(dir, "vec.db"));

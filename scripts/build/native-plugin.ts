@@ -24,14 +24,15 @@ export function resolveNatives(target: BuildTarget, root: string): ResolvedNativ
   const resolved = {} as ResolvedNatives;
   for (const [engine, spec] of Object.entries(target.natives) as [NativeEngine, BuildTarget["natives"][NativeEngine]][]) {
     const from = spec.via ? packageDir(spec.via, root) : root;
-    const dir = packageDir(spec.pkg, from);
+    const pkgDir = packageDir(spec.pkg, from);
+    const dir = spec.dir ? join(root, spec.dir) : join(pkgDir, spec.subdir ?? "");
     const hash = createHash("sha256");
     const files = spec.files.map((name) => {
-      const source = join(dir, spec.subdir ?? "", name);
+      const source = join(dir, name);
       hash.update(`${name}\0`).update(readFileSync(source));
       return { name, source, sizeBytes: statSync(source).size };
     });
-    resolved[engine] = { version: packageVersion(dir), hash: hash.digest("hex").slice(0, 16), files };
+    resolved[engine] = { version: packageVersion(pkgDir), hash: hash.digest("hex").slice(0, 16), files };
   }
   return resolved;
 }
@@ -115,6 +116,14 @@ export function nativePlugin(opts: { root: string; targetKey: string; natives: R
         if (args.path !== embeddedPath) throw new Error(`native-plugin: unexpected ${args.path}`);
         applied.add("manifest");
         return { contents: embeddedModule(opts.targetKey, opts.natives), loader: "js" };
+      });
+      // Our own binding needs no rewrite: src/native/usearch.ts loads it from the manifest. Seeing
+      // that call in the bundle is what proves the engine is reached.
+      build.onLoad({ filter: /[\\/]src[\\/]native[\\/]usearch\.ts$/ }, (args) => {
+        const source = readFileSync(args.path, "utf8");
+        assertContains(source, 'loadAddon("graph")', "src/native/usearch.ts");
+        applied.add("graph");
+        return { contents: source, loader: "ts" };
       });
       for (const rewrite of REWRITES) {
         build.onLoad({ filter: rewrite.file }, (args) => {

@@ -9,8 +9,10 @@ import { dirname, join } from "node:path";
 import type { NativeEngine } from "../../src/native/embedded.ts";
 
 export type NativeSource = {
-  /** npm package holding the files. */
+  /** npm package holding the files, or (with `dir`) the package whose version names them. */
   pkg: string;
+  /** Folder of this repository holding the files instead of the package (our own prebuilt addon). */
+  dir?: string;
   /** Package through which our code reaches `pkg` (npm may nest `pkg` under it). */
   via?: string;
   /** Folder inside the package. */
@@ -31,6 +33,8 @@ export const TARGETS: Record<string, BuildTarget> = {
     natives: {
       libsql: { pkg: "@libsql/linux-x64-gnu", via: "libsql", files: ["index.node"] },
       usearch: { pkg: "usearch", subdir: "prebuilds/linux-x64", files: ["usearch.node"] },
+      // vecsync's binding over the same usearch headers (native/README.md): named by usearch's version.
+      graph: { pkg: "usearch", dir: "native/prebuilt/linux-x64", files: ["vecsync-graph.node"] },
       "sqlite-vec": { pkg: "sqlite-vec-linux-x64", via: "sqlite-vec", files: ["vec0.so"] },
       // duckdb.node links libduckdb.so through RUNPATH $ORIGIN: both go to the same directory.
       duckdb: { pkg: "@duckdb/node-bindings-linux-x64", via: "@duckdb/node-bindings", files: ["duckdb.node", "libduckdb.so"] },

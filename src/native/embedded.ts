@@ -2,7 +2,7 @@
 // package loads its addon from node_modules as usual; `scripts/build` replaces this module's
 // contents with the real list (see scripts/build/native-plugin.ts), so the source never changes.
 
-export type NativeEngine = "libsql" | "usearch" | "sqlite-vec" | "duckdb";
+export type NativeEngine = "libsql" | "usearch" | "graph" | "sqlite-vec" | "duckdb";
 
 export type EmbeddedFile = {
   /** File name on disk; files of one engine land side by side (DuckDB's addon needs `$ORIGIN`). */

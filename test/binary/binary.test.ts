@@ -9,7 +9,7 @@ import { BUN, ROOT, startProcess, tempDir } from "../harness.ts";
 // Starts processes or databases: slower than bun's 5 s default on a loaded 2-core machine.
 setDefaultTimeout(30_000);
 
-const ENGINES = ["libsql", "usearch", "sqlite-vec", "duckdb"];
+const ENGINES = ["libsql", "usearch", "graph", "sqlite-vec", "duckdb"];
 const BUILD_TIMEOUT_MS = 180_000;
 
 const work = tempDir("vecsync-binary-");

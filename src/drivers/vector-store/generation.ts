@@ -292,7 +292,7 @@ export class Generation implements GenerationRef {
   async checkpoint(client: Client): Promise<boolean> {
     return this.lock.run(async () => {
       if (this.status !== "ready" || this.closed || this.appliedSeq === this.checkpointSeq) return false;
-      const meta = writeCheckpoint(this.indexDir, this.collection, this.generation, this.appliedSeq, this.hnsw, this.sweeper);
+      const meta = await this.later.holding(() => writeCheckpoint(this.indexDir, this.collection, this.generation, this.appliedSeq, this.hnsw, this.sweeper));
       await recordCheckpoint(client, this.collection, this.generation, meta);
       removeCheckpointFiles(this.indexDir, this.collection, this.generation, meta.file);
       this.checkpointSeq = meta.seq;

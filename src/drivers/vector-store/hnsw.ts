@@ -20,13 +20,11 @@
 // are skipped in results and counted, and the generation compacts (rebuilds) the index once the
 // dead share passes COMPACT_DEAD_SHARE. Files we write therefore never hold a deleted slot,
 // and checkpoint.ts refuses any file that does before usearch sees it.
-import { Index, MetricKind, ScalarKind } from "usearch";
+import { type Binding, type Graph, openGraph, type Vectors } from "./graph.ts";
 import { GATHER_ROWS, type Mirror } from "./mirror.ts";
 import { searchBreadth } from "./planner.ts";
 import { CountedSet, StrayCodes } from "./stray-scan.ts";
 import type { IndexParams, ScalarKindName } from "./types.ts";
-
-const SCALARS: Record<ScalarKindName, ScalarKind> = { f32: ScalarKind.F32, f16: ScalarKind.F16, i8: ScalarKind.I8 };
 
 /** Bytes per scalar in the index, for memory accounting and file validation. */
 export const SCALAR_BYTES: Record<ScalarKindName, number> = { f32: 4, f16: 2, i8: 1 };
@@ -68,6 +66,10 @@ export function keyOf(rid: number, version: number): bigint {
   return BigInt(version % VERSION_SPAN) * 4294967296n + BigInt(rid);
 }
 
+function keysOf(rids: ArrayLike<number>, versions: ArrayLike<number>): BigUint64Array {
+  return BigUint64Array.from(Array.from(rids, (r, i) => keyOf(r, versions[i]!)));
+}
+
 /**
  * Found keys as (rid, version) word pairs: a u64 key's low word is the rid, its high word the
  * version (x86-64 and arm64 are little-endian). Two BigInt divisions per result cost more than the
@@ -99,7 +101,7 @@ export type IsCurrent = (rid: number, version: number) => boolean;
 export type Passes = "all" | number;
 
 export class HnswIndex {
-  readonly index: Index;
+  readonly graph: Graph;
   /** Keys in the index that name no current row version (replaced or deleted rows). */
   dead = 0;
   /**
@@ -111,25 +113,20 @@ export class HnswIndex {
   readonly strays = new CountedSet();
   /** The strays' codes in one buffer for the searches' scan of them (stray-scan.ts). */
   readonly strayCodes = new StrayCodes();
+  /** Keys an `addAsync` is inserting. */
+  private readonly flying = new Set<bigint>();
 
   constructor(
     readonly dims: number,
     readonly params: IndexParams,
+    binding?: Binding,
   ) {
-    this.index = new Index({
-      dimensions: dims,
-      metric: MetricKind.Cos,
-      quantization: SCALARS[params.scalar],
-      connectivity: params.connectivity,
-      expansion_add: params.expansionAdd,
-      expansion_search: SELF_CHECK_EF,
-      multi: false,
-    });
+    this.graph = openGraph(dims, params, SELF_CHECK_EF, binding);
   }
 
   /** Every key, live or dead. */
   get size(): number {
-    return this.index.size();
+    return this.graph.size();
   }
 
   get liveSize(): number {
@@ -137,25 +134,48 @@ export class HnswIndex {
   }
 
   /** Adds row versions not yet present (a replay may offer one twice). `vectors`: n × dims, offset 0. */
-  add(rids: ArrayLike<number>, versions: ArrayLike<number>, vectors: Float32Array | Int8Array): void {
+  add(rids: ArrayLike<number>, versions: ArrayLike<number>, vectors: Vectors): void {
     if (rids.length === 0) return;
-    const keys = BigUint64Array.from(Array.from(rids, (r, i) => keyOf(r, versions[i]!)));
-    const present = this.presence(keys);
-    if (!present.some(Boolean)) return this.index.add(keys, vectors, this.params.threads);
-    const keep = present.flatMap((p, i) => (p ? [] : [i]));
-    if (keep.length === 0) return;
-    this.index.add(BigUint64Array.from(keep, (i) => keys[i]!), rowsOf(vectors, keep, this.dims), this.params.threads);
+    this.graph.add(keysOf(rids, versions), vectors, this.params.threads);
   }
 
-  /** For each (rid, version): is that key in the index? */
+  /** Whether adds can run off the event loop (`addAsync` without waiting on it). */
+  get addsOffLoop(): boolean {
+    return this.graph.addAsync !== null;
+  }
+
+  /**
+   * `add` on a thread of its own where the binding offers it (else `add`, now). Searches may run
+   * meanwhile; `vectors` must be the caller's own buffer, unchanged until this settles.
+   *
+   * The generation counts a key dead when it retires a row version the index holds (`has`). A
+   * version replaced or deleted while its insertion ran would escape that count, or, retired
+   * between the insertion's end and this method's, be counted twice. So keys in flight are not
+   * "held" for `has`, and those whose row version stopped being current are counted here.
+   */
+  async addAsync(rids: ArrayLike<number>, versions: ArrayLike<number>, vectors: Vectors, isCurrent: IsCurrent): Promise<void> {
+    if (rids.length === 0) return;
+    const keys = keysOf(rids, versions);
+    if (!this.graph.addAsync) return this.graph.add(keys, vectors, this.params.threads);
+    const present = this.graph.contains(keys);
+    const fresh = keys.filter((_, i) => !present[i]);
+    for (const key of fresh) this.flying.add(key);
+    try {
+      await this.graph.addAsync(keys, vectors, this.params.threads);
+    } finally {
+      for (const key of fresh) this.flying.delete(key);
+    }
+    const words = keyWords(fresh);
+    for (let i = 0; i < fresh.length; i++) if (!isCurrent(words[2 * i]!, words[2 * i + 1]!)) this.dead++;
+  }
+
+  /** For each (rid, version): is that key in the index (and not still being inserted)? */
   has(rids: ArrayLike<number>, versions: ArrayLike<number>): boolean[] {
     if (rids.length === 0) return [];
-    return this.presence(BigUint64Array.from(Array.from(rids, (r, i) => keyOf(r, versions[i]!))));
-  }
-
-  private presence(keys: BigUint64Array): boolean[] {
-    const found = this.index.contains(keys) as boolean[] | boolean;
-    return Array.isArray(found) ? found : [found];
+    const keys = keysOf(rids, versions);
+    const present = this.graph.contains(keys);
+    if (this.flying.size > 0) keys.forEach((key, i) => (present[i] &&= !this.flying.has(key)));
+    return present;
   }
 
   /**
@@ -165,7 +185,7 @@ export class HnswIndex {
    */
   search(query: Float32Array | Int8Array, k: number, isCurrent: IsCurrent): { rids: number[]; distances: Float32Array; exhausted: boolean } {
     const asked = this.askedFor(k);
-    const found = this.index.search(query, asked, 1);
+    const found = this.graph.search(query, asked, 1);
     const words = keyWords(found.keys);
     const rids: number[] = [];
     const distances: number[] = [];
@@ -227,7 +247,7 @@ export class HnswIndex {
   /** One batched search asking `asked` results (so ef ≥ asked): is each row among the first `k` current? */
   private selfSearch(rids: ArrayLike<number>, versions: ArrayLike<number>, vectors: Float32Array | Int8Array, k: number, asked: number, isCurrent: IsCurrent): boolean[] {
     const n = rids.length;
-    const found = this.index.search(vectors, asked, threadsFor(n, this.params.threads));
+    const found = this.graph.search(vectors, asked, threadsFor(n, this.params.threads));
     const { distances } = found;
     const words = keyWords(found.keys);
     const out: boolean[] = [];
@@ -259,11 +279,16 @@ export class HnswIndex {
   }
 
   save(path: string): void {
-    this.index.save(path);
+    this.graph.save(path);
+  }
+
+  /** `save` off the event loop where the binding can; the count of keys in the file. */
+  saveAsync(path: string): Promise<number> {
+    return this.graph.saveAsync(path);
   }
 
   load(path: string): void {
-    this.index.load(path);
+    this.graph.load(path);
   }
 
   /**
@@ -273,7 +298,7 @@ export class HnswIndex {
    */
   memoryBytes(): number {
     const perVector = this.dims * SCALAR_BYTES[this.params.scalar] + this.params.connectivity * 2 * 4 + 16;
-    return this.size * perVector + (this.index.capacity() - this.size) * 16;
+    return this.size * perVector + (this.graph.capacity() - this.size) * 16;
   }
 }
 
@@ -290,4 +315,29 @@ export function addCurrentVersions(index: HnswIndex, mirror: Mirror, rids: numbe
     index.add(step, Array.from(step, (rid) => mirror.versionOf(rid)), vectors);
     i += n;
   }
+}
+
+/** `addCurrentVersions` as one insertion off the event loop (HnswIndex.addAsync). */
+export async function addCurrentVersionsAsync(index: HnswIndex, mirror: Mirror, rids: number[]): Promise<void> {
+  const sorted = Float64Array.from(rids).sort();
+  const versions = Array.from(sorted, (rid) => mirror.versionOf(rid) % VERSION_SPAN);
+  const parts: Vectors[] = [];
+  for (let i = 0; i < sorted.length; ) {
+    const part = mirror.gatherForIndex(sorted, i, GATHER_ROWS).slice();
+    parts.push(part);
+    i += part.length / mirror.dims;
+  }
+  await index.addAsync(sorted, versions, concat(parts), (rid, version) => mirror.isCurrent(rid, version));
+}
+
+function concat(parts: Vectors[]): Vectors {
+  if (parts.length === 1) return parts[0]!;
+  const length = parts.reduce((n, p) => n + p.length, 0);
+  const out = parts[0] instanceof Int8Array ? new Int8Array(length) : new Float32Array(length);
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
 }

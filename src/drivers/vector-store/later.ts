@@ -11,8 +11,12 @@
 // for the whole page (hundreds of ms at 768 dimensions), so every search waited behind it. A
 // writer with more than BACKLOG rows waiting is held back (`settle`) before its write, so the
 // index sets a fast writer's pace and searches never score more than about BACKLOG strays.
+//
+// Where the binding offers it (graph.ts), the insertion runs off the event loop: OFF_LOOP_ROWS
+// rows at a time on a thread of their own, while the loop serves searches and writes and runs
+// the last batch's checks in steps. Only the check is then loop work.
 import { foreground } from "../../shared/foreground.ts";
-import { addCurrentVersions, type HnswIndex } from "./hnsw.ts";
+import { addCurrentVersions, addCurrentVersionsAsync, type HnswIndex } from "./hnsw.ts";
 import type { Mirror } from "./mirror.ts";
 import { Steps } from "./pace.ts";
 import { DeeperChecks } from "./strays.ts";
@@ -23,6 +27,12 @@ type Owner = { readonly hnsw: HnswIndex; readonly mirror: Mirror; readonly statu
 /** Rows that may wait for the graph before the next `indexLater` write waits for them. */
 export const BACKLOG = 1024;
 
+/**
+ * Rows one insertion off the loop takes: enough to keep the index's threads busy between the
+ * loop's turns, few enough that they wait briefly as strays (a quarter of BACKLOG).
+ */
+const OFF_LOOP_ROWS = 256;
+
 export class LaterIndexer {
   private readonly waiting = new Set<number>();
   private settled: { max: number; resolve: () => void }[] = [];
@@ -30,6 +40,11 @@ export class LaterIndexer {
   /** Steps sized by time (pace.ts): ~1 ms a row for the add and its check at 256 dimensions. */
   private readonly steps = new Steps(4, 256);
   private readonly deeper = new DeeperChecks();
+  /** Rows taken for an insertion off the loop that has not ended, and that insertion. */
+  private inFlight = 0;
+  private adding: Promise<void> | null = null;
+  /** Callers of `holding` under way: no insertion starts meanwhile. */
+  private held = 0;
 
   constructor(private readonly owner: Owner) {}
 
@@ -39,26 +54,44 @@ export class LaterIndexer {
       this.waiting.add(rid);
       this.owner.hnsw.strays.add(rid);
     }
+    this.kick();
+  }
+
+  private kick(): void {
     this.running ??= this.drain().finally(() => {
       this.running = null;
       this.wakeSettled();
     });
   }
 
+  /**
+   * Runs `work` with no insertion under way: waits for the one in flight, and starts none until
+   * `work` ends (a checkpoint saves the graph meanwhile; checkpoint.ts writeCheckpoint).
+   */
+  async holding<T>(work: () => Promise<T>): Promise<T> {
+    this.held++;
+    try {
+      while (this.adding) await this.adding.catch(() => {});
+      return await work();
+    } finally {
+      if (--this.held === 0 && this.waiting.size > 0) this.kick();
+    }
+  }
+
   /** Rows noted and not yet in the graph. */
   get backlog(): number {
-    return this.waiting.size;
+    return this.waiting.size + this.inFlight;
   }
 
   /** Resolves once at most `max` rows wait (at once if so already, or if nothing drains them). */
   settle(max = BACKLOG): Promise<void> {
-    if (this.waiting.size <= max || !this.running) return Promise.resolve();
+    if (this.backlog <= max || !this.running) return Promise.resolve();
     return new Promise((resolve) => this.settled.push({ max, resolve }));
   }
 
   private wakeSettled(): void {
     if (this.settled.length === 0) return;
-    const size = this.waiting.size;
+    const size = this.backlog;
     const done = this.settled.filter((w) => size <= w.max || !this.running);
     this.settled = this.settled.filter((w) => !done.includes(w));
     for (const w of done) w.resolve();
@@ -70,30 +103,60 @@ export class LaterIndexer {
   }
 
   private async drain(): Promise<void> {
-    while ((this.waiting.size > 0 || this.deeper.waiting > 0) && !this.owner.closed) {
+    // Held (`holding`): rows wait, and the drain ends once nothing else is left; `holding` restarts it.
+    const more = () => (this.waiting.size > 0 && !this.held) || this.deeper.waiting > 0 || this.adding;
+    while (more() && !this.owner.closed) {
       await foreground.yieldTurn();
-      if (this.deeper.full || this.waiting.size === 0) {
-        // Rows whose first check missed, a batch at a time; they stay stray-listed (so found) until then.
-        if (this.owner.status === "ready") this.deeper.run(this.owner.hnsw, this.owner.mirror);
-        else this.deeper.clear(); // a load or rebuild sweeps every row after it
-        continue;
-      }
-      const step: number[] = [];
-      const size = this.steps.size;
-      for (const rid of this.waiting) {
-        this.waiting.delete(rid);
-        if (this.owner.mirror.isLive(rid)) step.push(rid);
-        if (step.length >= size) break;
-      }
       const { hnsw, mirror, status } = this.owner;
-      // While loading nothing is written; while rebuilding the rebuild places what it lists and
-      // `add` skips versions already placed, and the sweep after it finds the strays.
-      if (status === "loading") continue;
-      this.steps.run(step.length, () => {
-        addCurrentVersions(hnsw, mirror, step);
-        if (status === "ready") this.deeper.checkFirst(hnsw, mirror, step);
-      });
-      this.wakeSettled();
+      const offLoop = hnsw.addsOffLoop;
+      // Off the loop an insertion always runs if it can; on it, checks that piled up go first.
+      if (this.waiting.size > 0 && !this.held && (offLoop ? !this.adding : !this.deeper.full)) {
+        const step = this.take(offLoop ? OFF_LOOP_ROWS : this.steps.size);
+        // While loading nothing is written; while rebuilding the rebuild places what it lists and
+        // `add` skips versions already placed, and the sweep after it finds the strays.
+        if (status === "loading") continue;
+        if (offLoop) {
+          this.adding = this.addOffLoop(hnsw, mirror, step).finally(() => (this.adding = null));
+          continue;
+        }
+        this.steps.run(step.length, () => {
+          addCurrentVersions(hnsw, mirror, step);
+          if (status === "ready") this.deeper.checkFirst(hnsw, mirror, step);
+        });
+        this.wakeSettled();
+      } else if (this.deeper.waiting > 0) {
+        // Rows whose first check missed, a batch at a time; they stay stray-listed (so found) until then.
+        if (status === "ready") this.deeper.run(hnsw, mirror);
+        else this.deeper.clear(); // a load or rebuild sweeps every row after it
+      } else if (this.adding) await this.adding;
     }
+    await this.adding;
+  }
+
+  /** Up to `size` live rows out of the waiting set. */
+  private take(size: number): number[] {
+    const step: number[] = [];
+    for (const rid of this.waiting) {
+      this.waiting.delete(rid);
+      if (this.owner.mirror.isLive(rid)) step.push(rid);
+      if (step.length >= size) break;
+    }
+    return step;
+  }
+
+  /**
+   * Inserts the rows' current versions off the loop, then queues their first check, unless the
+   * index was replaced meanwhile: a compaction's index holds every live row's current version
+   * when it is swapped in (compaction.ts), and its sweep follows.
+   */
+  private async addOffLoop(hnsw: HnswIndex, mirror: Mirror, rids: number[]): Promise<void> {
+    this.inFlight = rids.length;
+    try {
+      await addCurrentVersionsAsync(hnsw, mirror, rids);
+    } finally {
+      this.inFlight = 0;
+    }
+    if (this.owner.hnsw === hnsw && this.owner.status === "ready") this.deeper.hold(hnsw, rids.filter((rid) => mirror.isLive(rid)), 0);
+    this.wakeSettled();
   }
 }

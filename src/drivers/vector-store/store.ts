@@ -3,6 +3,7 @@
 // collections and generations exist, and their lifecycle, is collections.ts; this file is the
 // rows and searches on them.
 import type { Client } from "@libsql/client";
+import { loadGraphAddon } from "../../native/usearch.ts";
 import { Collections } from "./collections.ts";
 import { VectorStoreError } from "./errors.ts";
 import { compileSql, parseFilter } from "./filters/index.ts";
@@ -88,6 +89,9 @@ export class VectorStore {
       autoCalibrate: opts.autoCalibrate ?? true,
       rangeQuietMs: opts.rangeQuietMs,
     });
+    // Which usearch binding serves the graphs (graph.ts): the stock one adds on the event loop.
+    const { addon, why } = loadGraphAddon();
+    opts.log?.("vector_store.graph_binding", { binding: addon ? "vecsync" : "stock", ...(addon ? {} : { why }) });
     await store.collections.open();
     return store;
   }

@@ -73,7 +73,7 @@ export function checkStrays(hnsw: HnswIndex, mirror: Mirror, rids: ArrayLike<num
  * place in the stray list or out of it.
  */
 export class DeeperChecks {
-  /** Rows waiting, by the pass they wait for (1 and up). */
+  /** Rows waiting, by the pass they wait for (1 and up; 0: rows inserted off the loop, later.ts). */
   private readonly queues = new Map<number, number[]>();
   private readonly steps = new Map<number, Steps>();
   private hnsw: HnswIndex | null = null;

@@ -1,0 +1,352 @@
+// vecsync's own binding over usearch's dense HNSW index (the headers of the `usearch` npm package,
+// so files are the same format its stock JS binding reads and writes).
+//
+// Why it exists: the stock binding adds synchronously, so a backfill's graph insertions held the
+// event loop and every query waited behind them (docs/architecture.md, "The graph off the event
+// loop"). Here `addAsync` runs the insertions as N-API async work on a libuv thread.
+//
+// Concurrency rules (usearch: inserts and searches may run together, each on its own thread
+// context; nothing may run during a reserve, save or load):
+// - `mutate_` is held by every call that changes the graph or its capacity, and by saves: add,
+//   addAsync's work, reserve, save, saveAsync's work, load. A synchronous call made while async
+//   work runs waits for it.
+// - Capacity is reserved on the JS thread, under `mutate_`, before async work is queued, so the
+//   work itself never reallocates what a search reads.
+// - Searches take no lock: they run on the JS thread (or threads it waits for), beside at most
+//   one add, on thread contexts of their own: the index keeps `contexts_` of them, twice the
+//   threads a call may use.
+// - Async work holds references to the index object and to its input arrays until it ends.
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <limits>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#define NAPI_CPP_EXCEPTIONS
+#include <napi.h>
+
+#include <usearch/index_dense.hpp>
+
+using namespace unum::usearch;
+using dense_t = index_dense_t;
+
+namespace {
+
+std::size_t to_size(Napi::Value v) { return static_cast<std::size_t>(v.As<Napi::Number>().DoubleValue()); }
+
+/** The first error of a parallel loop; usearch's messages are static strings. */
+struct FirstError {
+    std::atomic<bool> failed{false};
+    char const* message = nullptr;
+    void set(char const* m) {
+        if (!failed.exchange(true)) message = m ? m : "unknown usearch error";
+    }
+};
+
+class Graph : public Napi::ObjectWrap<Graph> {
+  public:
+    static Napi::Object Init(Napi::Env env, Napi::Object exports);
+    explicit Graph(Napi::CallbackInfo const& info);
+
+    /** Adds rows whose keys are not present yet. Caller holds `mutate_`. Empty string: done. */
+    template <typename scalar_at>
+    std::string add_rows(std::uint64_t const* keys, scalar_at const* vectors, std::size_t n, std::size_t threads) {
+        FirstError error;
+        std::size_t const dims = native_->dimensions();
+        auto one = [&](std::size_t i) {
+            if (error.failed.load()) return;
+            auto key = static_cast<default_key_t>(keys[i]);
+            if (native_->contains(key)) return; // a replay may offer a row twice
+            auto result = native_->add(key, vectors + i * dims);
+            if (!result) error.set(result.error.release());
+        };
+        if (threads <= 1 || n < 2) {
+            for (std::size_t i = 0; i < n; i++) one(i);
+        } else {
+            executor_default_t executor{threads};
+            executor.fixed(n, [&](std::size_t, std::size_t i) { one(i); });
+        }
+        return error.failed ? std::string(error.message) : std::string();
+    }
+
+    /** `add_rows` over vectors of either accepted type. Caller holds `mutate_`. */
+    std::string add_any(std::uint64_t const* keys, void const* vectors, napi_typedarray_type type, std::size_t n, std::size_t threads) {
+        return type == napi_float32_array ? add_rows(keys, static_cast<float const*>(vectors), n, threads)
+                                          : add_rows(keys, static_cast<std::int8_t const*>(vectors), n, threads);
+    }
+
+    /** Room for `more` rows beyond the present ones, on `contexts_` thread contexts. Caller holds `mutate_`. */
+    bool reserve_for(std::size_t more) {
+        std::size_t const want = native_->size() + more;
+        if (want < native_->capacity()) return true;
+        return native_->try_reserve(index_limits_t(ceil2(want), contexts_));
+    }
+
+    std::unique_ptr<dense_t> native_;
+    std::mutex mutate_;
+    std::size_t contexts_ = 2;
+    /**
+     * The inserting threads' nice value. Measured by `bench pipeline` (40k × 256, 2 cores, runs
+     * alternating): at the loop's own priority a query waited 13-16 ms (p50) during a fill, at
+     * 10 9-10 ms, at 19 7-9 ms, with the fill's rate the same. 10 and not 19: on a host whose
+     * other processes keep the cores busy, 19 would leave a backfill next to nothing.
+     */
+    int nice_ = 10;
+
+    /** The arguments of add and addAsync: (keys, vectors, threads), checked. */
+    struct AddInput {
+        Napi::BigUint64Array keys;
+        Napi::TypedArray vectors;
+        void const* data;
+        std::size_t n, threads;
+    };
+    AddInput add_input(Napi::CallbackInfo const& info) {
+        Napi::Env env = info.Env();
+        auto keys = info[0].As<Napi::BigUint64Array>();
+        auto vectors = info[1].As<Napi::TypedArray>();
+        std::size_t n = keys.ElementLength();
+        if (vectors.ElementLength() != n * native_->dimensions()) throw Napi::RangeError::New(env, "vectors must be keys × dimensions");
+        if (vectors.TypedArrayType() != napi_float32_array && vectors.TypedArrayType() != napi_int8_array)
+            throw Napi::TypeError::New(env, "vectors must be a Float32Array or an Int8Array");
+        void const* data = static_cast<std::uint8_t const*>(vectors.ArrayBuffer().Data()) + vectors.ByteOffset();
+        return {keys, vectors, data, n, std::min(to_size(info[2]), contexts_ / 2)};
+    }
+
+  private:
+    Napi::Value Dimensions(Napi::CallbackInfo const& info) { return Napi::Number::New(info.Env(), double(native_->dimensions())); }
+    Napi::Value Size(Napi::CallbackInfo const& info) { return Napi::Number::New(info.Env(), double(native_->size())); }
+    Napi::Value Capacity(Napi::CallbackInfo const& info) { return Napi::Number::New(info.Env(), double(native_->capacity())); }
+    void Add(Napi::CallbackInfo const& info);
+    Napi::Value AddAsync(Napi::CallbackInfo const& info);
+    Napi::Value Search(Napi::CallbackInfo const& info);
+    Napi::Value Contains(Napi::CallbackInfo const& info);
+    Napi::Value Get(Napi::CallbackInfo const& info);
+    void Save(Napi::CallbackInfo const& info);
+    Napi::Value SaveAsync(Napi::CallbackInfo const& info);
+    void Load(Napi::CallbackInfo const& info);
+};
+
+class AddWork : public Napi::AsyncWorker {
+  public:
+    AddWork(Napi::Env env, Graph* graph, Napi::Object self, Graph::AddInput const& in)
+        : Napi::AsyncWorker(env, "vecsync.graph.add"), deferred_(Napi::Promise::Deferred::New(env)), graph_(graph),
+          keys_(in.keys.Data()), n_(in.n), type_(in.vectors.TypedArrayType()), data_(in.data), threads_(in.threads) {
+        self_ = Napi::Persistent(self);
+        keys_ref_ = Napi::Persistent(static_cast<Napi::Object>(in.keys));
+        vectors_ref_ = Napi::Persistent(static_cast<Napi::Object>(in.vectors));
+    }
+
+    Napi::Promise promise() const { return deferred_.Promise(); }
+
+    // On a thread of its own, at a lower priority (the threads usearch starts from it inherit it):
+    // on a machine with few cores the insertions would otherwise take the CPU from the event loop,
+    // and every search and write would wait for them. The pool thread only waits meanwhile.
+    void Execute() override {
+        std::string error;
+        std::thread inserter([&] {
+            setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), graph_->nice_);
+            std::lock_guard<std::mutex> lock(graph_->mutate_);
+            error = graph_->add_any(keys_, data_, type_, n_, threads_);
+        });
+        inserter.join();
+        if (!error.empty()) SetError(error);
+    }
+    void OnOK() override { deferred_.Resolve(Env().Undefined()); }
+    void OnError(Napi::Error const& error) override { deferred_.Reject(error.Value()); }
+
+  private:
+    Napi::Promise::Deferred deferred_;
+    Graph* graph_;
+    Napi::ObjectReference self_, keys_ref_, vectors_ref_;
+    std::uint64_t const* keys_;
+    std::size_t n_;
+    napi_typedarray_type type_;
+    void const* data_;
+    std::size_t threads_;
+};
+
+// saveAsync(path): Promise<number>, the count of vectors in the file. Searches may run meanwhile.
+class SaveWork : public Napi::AsyncWorker {
+  public:
+    SaveWork(Napi::Env env, Graph* graph, Napi::Object self, std::string path)
+        : Napi::AsyncWorker(env, "vecsync.graph.save"), deferred_(Napi::Promise::Deferred::New(env)), graph_(graph), path_(std::move(path)) {
+        self_ = Napi::Persistent(self);
+    }
+
+    Napi::Promise promise() const { return deferred_.Promise(); }
+
+    void Execute() override {
+        std::lock_guard<std::mutex> lock(graph_->mutate_);
+        auto result = graph_->native_->save(path_.c_str());
+        if (!result) return SetError(result.error.release());
+        saved_ = graph_->native_->size();
+    }
+    void OnOK() override { deferred_.Resolve(Napi::Number::New(Env(), double(saved_))); }
+    void OnError(Napi::Error const& error) override { deferred_.Reject(error.Value()); }
+
+  private:
+    Napi::Promise::Deferred deferred_;
+    Graph* graph_;
+    Napi::ObjectReference self_;
+    std::string path_;
+    std::size_t saved_ = 0;
+};
+
+Napi::Object Graph::Init(Napi::Env env, Napi::Object exports) {
+    Napi::Function func = DefineClass(env, "Graph",
+                                      {
+                                          InstanceMethod("dimensions", &Graph::Dimensions),
+                                          InstanceMethod("size", &Graph::Size),
+                                          InstanceMethod("capacity", &Graph::Capacity),
+                                          InstanceMethod("add", &Graph::Add),
+                                          InstanceMethod("addAsync", &Graph::AddAsync),
+                                          InstanceMethod("search", &Graph::Search),
+                                          InstanceMethod("contains", &Graph::Contains),
+                                          InstanceMethod("get", &Graph::Get),
+                                          InstanceMethod("save", &Graph::Save),
+                                          InstanceMethod("saveAsync", &Graph::SaveAsync),
+                                          InstanceMethod("load", &Graph::Load),
+                                      });
+    exports.Set("Graph", func);
+    exports.Set("usearchVersion", Napi::String::New(env, std::to_string(USEARCH_VERSION_MAJOR) + "." +
+                                                             std::to_string(USEARCH_VERSION_MINOR) + "." +
+                                                             std::to_string(USEARCH_VERSION_PATCH)));
+    return exports;
+}
+
+// new Graph(dimensions, metric, scalar, connectivity, expansionAdd, expansionSearch, contexts)
+Graph::Graph(Napi::CallbackInfo const& info) : Napi::ObjectWrap<Graph>(info) {
+    Napi::Env env = info.Env();
+    if (info.Length() != 7) throw Napi::TypeError::New(env, "Graph expects 7 arguments");
+    std::size_t dims = to_size(info[0]);
+    metric_kind_t metric_kind = metric_from_name(info[1].As<Napi::String>().Utf8Value().c_str());
+    scalar_kind_t scalar = scalar_kind_from_name(info[2].As<Napi::String>().Utf8Value().c_str());
+    contexts_ = std::max<std::size_t>(2, to_size(info[6]));
+    metric_punned_t metric(dims, metric_kind, scalar);
+    if (metric.missing()) throw Napi::TypeError::New(env, "unsupported metric or scalar kind");
+    index_dense_config_t config(to_size(info[3]), to_size(info[4]), to_size(info[5]));
+    config.multi = false;
+    auto made = dense_t::make(metric, config);
+    if (!made) throw Napi::Error::New(env, made.error.release());
+    native_.reset(new dense_t(std::move(made.index)));
+    if (!native_->try_reserve(index_limits_t(16, contexts_))) throw Napi::Error::New(env, "out of memory");
+}
+
+// add(keys: BigUint64Array, vectors: Float32Array | Int8Array, threads)
+void Graph::Add(Napi::CallbackInfo const& info) {
+    AddInput in = add_input(info);
+    std::lock_guard<std::mutex> lock(mutate_);
+    if (!reserve_for(in.n)) throw Napi::Error::New(info.Env(), "failed to reserve memory");
+    std::string error = add_any(in.keys.Data(), in.data, in.vectors.TypedArrayType(), in.n, in.threads);
+    if (!error.empty()) throw Napi::Error::New(info.Env(), error);
+}
+
+// addAsync(keys, vectors, threads): Promise<void>. The arrays must not change until it settles.
+Napi::Value Graph::AddAsync(Napi::CallbackInfo const& info) {
+    AddInput in = add_input(info);
+    {
+        // Waits for earlier work: a reserve must not overlap an insertion.
+        std::lock_guard<std::mutex> lock(mutate_);
+        if (!reserve_for(in.n)) throw Napi::Error::New(info.Env(), "failed to reserve memory");
+    }
+    auto* work = new AddWork(info.Env(), this, info.This().As<Napi::Object>(), in);
+    Napi::Promise promise = work->promise();
+    work->Queue();
+    return promise;
+}
+
+// search(queries, k, threads): [keys BigUint64Array(n·k), distances Float32Array(n·k), counts Uint32Array(n)];
+// slots past a query's count hold distance +Infinity.
+Napi::Value Graph::Search(Napi::CallbackInfo const& info) {
+    Napi::Env env = info.Env();
+    auto queries = info[0].As<Napi::TypedArray>();
+    std::size_t wanted = to_size(info[1]);
+    std::size_t threads = std::min(to_size(info[2]), contexts_ / 2);
+    std::size_t dims = native_->dimensions();
+    if (wanted == 0 || queries.ElementLength() % dims != 0) throw Napi::RangeError::New(env, "bad queries or k");
+    std::size_t n = queries.ElementLength() / dims;
+    auto keys = Napi::BigUint64Array::New(env, n * wanted);
+    auto distances = Napi::Float32Array::New(env, n * wanted);
+    auto counts = Napi::Uint32Array::New(env, n);
+    std::uint64_t* key_data = keys.Data();
+    float* distance_data = distances.Data();
+    std::uint32_t* count_data = counts.Data();
+    std::fill_n(distance_data, n * wanted, std::numeric_limits<float>::infinity());
+    FirstError error;
+    auto run = [&](auto const* vectors) {
+        auto one = [&](std::size_t q) {
+            if (error.failed.load()) return;
+            auto result = native_->search(vectors + q * dims, wanted);
+            if (!result) return error.set(result.error.release());
+            count_data[q] = static_cast<std::uint32_t>(result.dump_to(key_data + q * wanted, distance_data + q * wanted));
+        };
+        if (threads <= 1 || n < 2) {
+            for (std::size_t q = 0; q < n; q++) one(q);
+        } else {
+            executor_default_t executor{threads};
+            executor.fixed(n, [&](std::size_t, std::size_t q) { one(q); });
+        }
+    };
+    if (queries.TypedArrayType() == napi_float32_array)
+        run(queries.As<Napi::Float32Array>().Data());
+    else if (queries.TypedArrayType() == napi_int8_array)
+        run(queries.As<Napi::Int8Array>().Data());
+    else
+        throw Napi::TypeError::New(env, "queries must be a Float32Array or an Int8Array");
+    if (error.failed) throw Napi::Error::New(env, error.message);
+    Napi::Array out = Napi::Array::New(env, 3);
+    out.Set(0u, keys);
+    out.Set(1u, distances);
+    out.Set(2u, counts);
+    return out;
+}
+
+// contains(keys): boolean[]
+Napi::Value Graph::Contains(Napi::CallbackInfo const& info) {
+    auto keys = info[0].As<Napi::BigUint64Array>();
+    std::size_t n = keys.ElementLength();
+    Napi::Array out = Napi::Array::New(info.Env(), n);
+    for (std::size_t i = 0; i < n; i++) out.Set(static_cast<std::uint32_t>(i), native_->contains(static_cast<default_key_t>(keys[i])));
+    return out;
+}
+
+// get(key: bigint, out: Float32Array(dims)): boolean. The stored vector, decoded from its scalar kind.
+Napi::Value Graph::Get(Napi::CallbackInfo const& info) {
+    bool lossless = false;
+    auto key = static_cast<default_key_t>(info[0].As<Napi::BigInt>().Uint64Value(&lossless));
+    auto out = info[1].As<Napi::Float32Array>();
+    if (out.ElementLength() != native_->dimensions()) throw Napi::RangeError::New(info.Env(), "out must hold dimensions floats");
+    return Napi::Boolean::New(info.Env(), native_->get(key, out.Data()) > 0);
+}
+
+void Graph::Save(Napi::CallbackInfo const& info) {
+    std::string path = info[0].As<Napi::String>();
+    std::lock_guard<std::mutex> lock(mutate_);
+    auto result = native_->save(path.c_str());
+    if (!result) throw Napi::Error::New(info.Env(), result.error.release());
+}
+
+Napi::Value Graph::SaveAsync(Napi::CallbackInfo const& info) {
+    auto* work = new SaveWork(info.Env(), this, info.This().As<Napi::Object>(), info[0].As<Napi::String>().Utf8Value());
+    Napi::Promise promise = work->promise();
+    work->Queue();
+    return promise;
+}
+
+void Graph::Load(Napi::CallbackInfo const& info) {
+    std::string path = info[0].As<Napi::String>();
+    std::lock_guard<std::mutex> lock(mutate_);
+    auto result = native_->load(path.c_str());
+    if (!result) throw Napi::Error::New(info.Env(), result.error.release());
+    if (!native_->try_reserve(index_limits_t(ceil2(native_->size()), contexts_))) throw Napi::Error::New(info.Env(), "failed to reserve memory");
+}
+
+} // namespace
+
+Napi::Object InitAll(Napi::Env env, Napi::Object exports) { return Graph::Init(env, exports); }
+
+NODE_API_MODULE(vecsync_graph, InitAll)
