@@ -35,6 +35,13 @@ export interface Graph {
   load(path: string): void;
 }
 
+/** Rows `indices` of an n × dims matrix, in a new buffer of the same type (usearch ignores view offsets). */
+export function rowsOf<T extends Vectors>(vectors: T, indices: number[], dims: number): T {
+  const out = (vectors instanceof Int8Array ? new Int8Array(indices.length * dims) : new Float32Array(indices.length * dims)) as T;
+  indices.forEach((from, to) => out.set(vectors.subarray(from * dims, (from + 1) * dims), to * dims));
+  return out;
+}
+
 /** Search threads and add threads each get their own thread contexts in the vecsync binding. */
 const CONTEXTS_PER_THREAD = 2;
 
@@ -123,9 +130,7 @@ class StockGraph implements Graph {
     if (!present.some(Boolean)) return this.index.add(keys, vectors, threads);
     const keep = present.flatMap((p, i) => (p ? [] : [i]));
     if (keep.length === 0) return;
-    const rows = (vectors instanceof Int8Array ? new Int8Array(keep.length * this.dims) : new Float32Array(keep.length * this.dims)) as Vectors;
-    keep.forEach((from, to) => rows.set(vectors.subarray(from * this.dims, (from + 1) * this.dims), to * this.dims));
-    this.index.add(BigUint64Array.from(keep, (i) => keys[i]!), rows, threads);
+    this.index.add(BigUint64Array.from(keep, (i) => keys[i]!), rowsOf(vectors, keep, this.dims), threads);
   }
 
   contains(keys: BigUint64Array): boolean[] {

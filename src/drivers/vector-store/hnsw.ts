@@ -20,7 +20,7 @@
 // are skipped in results and counted, and the generation compacts (rebuilds) the index once the
 // dead share passes COMPACT_DEAD_SHARE. Files we write therefore never hold a deleted slot,
 // and checkpoint.ts refuses any file that does before usearch sees it.
-import { type Binding, type Graph, openGraph, type Vectors } from "./graph.ts";
+import { type Binding, type Graph, openGraph, rowsOf, type Vectors } from "./graph.ts";
 import { GATHER_ROWS, type Mirror } from "./mirror.ts";
 import { searchBreadth } from "./planner.ts";
 import { CountedSet, StrayCodes } from "./stray-scan.ts";
@@ -53,13 +53,6 @@ const threadsFor = (rows: number, threads: number) => (rows < THREADED_ROWS ? 1 
  * (findsSelves), which asks for ~10.
  */
 const SELF_CHECK_EF = 8;
-
-/** Rows `indices` of an n × dims matrix, in a new buffer of the same type (usearch ignores view offsets). */
-function rowsOf<T extends Float32Array | Int8Array>(vectors: T, indices: number[], dims: number): T {
-  const out = (vectors instanceof Int8Array ? new Int8Array(indices.length * dims) : new Float32Array(indices.length * dims)) as T;
-  indices.forEach((from, to) => out.set(vectors.subarray(from * dims, (from + 1) * dims), to * dims));
-  return out;
-}
 
 /** The index key of a row version. vec_seq wraps at 2³² (four billion write batches); rids are u32 (mirror). */
 export function keyOf(rid: number, version: number): bigint {
