@@ -309,28 +309,3 @@ export function addCurrentVersions(index: HnswIndex, mirror: Mirror, rids: numbe
     i += n;
   }
 }
-
-/** `addCurrentVersions` as one insertion off the event loop (HnswIndex.addAsync). */
-export async function addCurrentVersionsAsync(index: HnswIndex, mirror: Mirror, rids: number[]): Promise<void> {
-  const sorted = Float64Array.from(rids).sort();
-  const versions = Array.from(sorted, (rid) => mirror.versionOf(rid) % VERSION_SPAN);
-  const parts: Vectors[] = [];
-  for (let i = 0; i < sorted.length; ) {
-    const part = mirror.gatherForIndex(sorted, i, GATHER_ROWS).slice();
-    parts.push(part);
-    i += part.length / mirror.dims;
-  }
-  await index.addAsync(sorted, versions, concat(parts), (rid, version) => mirror.isCurrent(rid, version));
-}
-
-function concat(parts: Vectors[]): Vectors {
-  if (parts.length === 1) return parts[0]!;
-  const length = parts.reduce((n, p) => n + p.length, 0);
-  const out = parts[0] instanceof Int8Array ? new Int8Array(length) : new Float32Array(length);
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
-}

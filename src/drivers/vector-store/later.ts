@@ -16,8 +16,9 @@
 // rows at a time on a thread of their own, while the loop serves searches and writes and runs
 // the last batch's checks in steps. Only the check is then loop work.
 import { foreground } from "../../shared/foreground.ts";
-import { addCurrentVersions, addCurrentVersionsAsync, type HnswIndex } from "./hnsw.ts";
-import type { Mirror } from "./mirror.ts";
+import type { Vectors } from "./graph.ts";
+import { addCurrentVersions, type HnswIndex } from "./hnsw.ts";
+import { GATHER_ROWS, type Mirror } from "./mirror.ts";
 import { Steps } from "./pace.ts";
 import { DeeperChecks } from "./strays.ts";
 import type { CollectionStatus } from "./types.ts";
@@ -159,4 +160,29 @@ export class LaterIndexer {
     if (this.owner.hnsw === hnsw && this.owner.status === "ready") this.deeper.hold(hnsw, rids.filter((rid) => mirror.isLive(rid)), 0);
     this.wakeSettled();
   }
+}
+
+/** `addCurrentVersions` (hnsw.ts) as one insertion off the event loop (HnswIndex.addAsync). */
+async function addCurrentVersionsAsync(index: HnswIndex, mirror: Mirror, rids: number[]): Promise<void> {
+  const sorted = Float64Array.from(rids).sort();
+  const versions = Array.from(sorted, (rid) => mirror.versionOf(rid) % 2 ** 32);
+  const parts: Vectors[] = [];
+  for (let i = 0; i < sorted.length; ) {
+    const part = mirror.gatherForIndex(sorted, i, GATHER_ROWS).slice();
+    parts.push(part);
+    i += part.length / mirror.dims;
+  }
+  await index.addAsync(sorted, versions, concat(parts), (rid, version) => mirror.isCurrent(rid, version));
+}
+
+function concat(parts: Vectors[]): Vectors {
+  if (parts.length === 1) return parts[0]!;
+  const length = parts.reduce((n, p) => n + p.length, 0);
+  const out = parts[0] instanceof Int8Array ? new Int8Array(length) : new Float32Array(length);
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
 }
