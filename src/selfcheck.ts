@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadSqliteVec } from "./native.ts";
+import { openGraph } from "./drivers/vector-store/graph.ts";
 import { loadGraphAddon, usearchVersion } from "./native/usearch.ts";
 
 export type EngineReport = { engine: string; ok: boolean; version?: string; error?: string };
@@ -38,12 +39,10 @@ export async function selfCheck(): Promise<EngineReport[]> {
       }),
       await check("graph", () => {
         // vecsync's own usearch binding (native/README.md); without it the service falls back to the stock one.
-        const { addon, why } = loadGraphAddon();
-        if (!addon) throw new Error(why);
-        const graph = new (addon.Graph as new (...args: unknown[]) => { add(k: BigUint64Array, v: Float32Array, t: number): void; search(q: Float32Array, k: number, t: number): [BigUint64Array] })(3, "cos", "f32", 8, 16, 16, 2);
+        const graph = openGraph(3, { scalar: "f32", connectivity: 8, expansionAdd: 16, expansionSearch: 16, threads: 1 }, 16, "vecsync");
         graph.add(BigUint64Array.of(1n), new Float32Array([1, 0, 0]), 1);
-        if (graph.search(new Float32Array([1, 0, 0]), 1, 1)[0][0] !== 1n) throw new Error("search did not find the vector it was given");
-        return addon.usearchVersion;
+        if (graph.search(new Float32Array([1, 0, 0]), 1, 1).keys[0] !== 1n) throw new Error("search did not find the vector it was given");
+        return loadGraphAddon().addon!.usearchVersion;
       }),
       await check("sqlite-vec", () => {
         const db = loadSqliteVec(join(dir, "vec.db"));
