@@ -148,11 +148,31 @@ export async function throwawayPostgres(): Promise<ThrowawayDatabase> {
     name,
     sql,
     async [Symbol.asyncDispose]() {
+      await dropReplicationSlots(sql).catch(() => {});
       await sql.end({ timeout: 5 });
       await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await admin.end({ timeout: 5 });
     },
   };
+}
+
+/**
+ * Drops the database's replication slots: DROP DATABASE refuses while one exists (even WITH
+ * FORCE), and a slot left behind keeps WAL on the shared server for good. A stream stopped a
+ * moment ago, or a dying process, may still hold one: its walsender is ended and the drop tried
+ * again.
+ */
+async function dropReplicationSlots(sql: postgres.Sql): Promise<void> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    await sql`SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE database = current_database() AND active_pid IS NOT NULL`;
+    try {
+      await sql`SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = current_database()`;
+      return;
+    } catch (err) {
+      if ((err as { code?: string }).code !== "55006") throw err; // still active: once more
+      await Bun.sleep(100);
+    }
+  }
 }
 
 /** Waits for a condition by polling, for state that changes in the background. */

@@ -135,26 +135,8 @@ export class FaultWorld implements AsyncDisposable {
     if (!open.delete(this)) return;
     await this.service?.kill("SIGKILL").catch(() => {});
     this.service = null;
-    await dropSlots(this.pg.sql).catch(() => {});
     await Promise.resolve(this.fake.stop()).catch(() => {});
     await Promise.resolve(this.pg[Symbol.asyncDispose]()).catch(() => {});
     this.dir[Symbol.dispose]();
-  }
-}
-
-/**
- * Drops the database's replication slots: DROP DATABASE refuses while one exists, and a slot left
- * behind keeps WAL on the shared server for good. A dying process may hold one for a moment.
- */
-async function dropSlots(sql: ThrowawayDatabase["sql"]): Promise<void> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    await sql`SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE database = current_database() AND active_pid IS NOT NULL`;
-    try {
-      await sql`SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = current_database()`;
-      return;
-    } catch (err) {
-      if ((err as { code?: string }).code !== "55006") throw err; // still active: once more
-      await Bun.sleep(100);
-    }
   }
 }
