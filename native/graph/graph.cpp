@@ -12,7 +12,7 @@
 //   work runs waits for it.
 // - Capacity is reserved on the JS thread, under `mutate_`, before async work is queued, so the
 //   work itself never reallocates what a search reads.
-// - Searches take no lock: they run on the JS thread (or threads it waits for), beside at most
+// - Searches (and gathers) take no lock: they run on the JS thread (or threads it waits for), beside at most
 //   one add, on thread contexts of their own: the index keeps `contexts_` of them, twice the
 //   threads a call may use.
 // - Async work holds references to the index object and to its input arrays until it ends.
@@ -124,6 +124,7 @@ class Graph : public Napi::ObjectWrap<Graph> {
     Napi::Value AddAsync(Napi::CallbackInfo const& info);
     Napi::Value Search(Napi::CallbackInfo const& info);
     Napi::Value Contains(Napi::CallbackInfo const& info);
+    Napi::Value Gather(Napi::CallbackInfo const& info);
     Napi::Value Get(Napi::CallbackInfo const& info);
     void Save(Napi::CallbackInfo const& info);
     Napi::Value SaveAsync(Napi::CallbackInfo const& info);
@@ -207,6 +208,7 @@ Napi::Object Graph::Init(Napi::Env env, Napi::Object exports) {
                                           InstanceMethod("search", &Graph::Search),
                                           InstanceMethod("contains", &Graph::Contains),
                                           InstanceMethod("get", &Graph::Get),
+                                          InstanceMethod("gather", &Graph::Gather),
                                           InstanceMethod("save", &Graph::Save),
                                           InstanceMethod("saveAsync", &Graph::SaveAsync),
                                           InstanceMethod("load", &Graph::Load),
@@ -321,6 +323,33 @@ Napi::Value Graph::Get(Napi::CallbackInfo const& info) {
     auto out = info[1].As<Napi::Float32Array>();
     if (out.ElementLength() != native_->dimensions()) throw Napi::RangeError::New(info.Env(), "out must hold dimensions floats");
     return Napi::Boolean::New(info.Env(), native_->get(key, out.Data()) > 0);
+}
+
+// gather(keys: BigUint64Array, out: Int8Array(keys.length · dims)): number. Copies each key's stored
+// i8 vector to its row of `out`; keys equal to 2⁶⁴ − 1 are skipped (their rows left as they are).
+// Answers how many other keys were not found (their rows are zeroed). Lock-free like a search: the
+// mirror reads only keys whose insertion has ended, and a reserve (which moves the vector table)
+// happens on this thread.
+Napi::Value Graph::Gather(Napi::CallbackInfo const& info) {
+    Napi::Env env = info.Env();
+    auto keys = info[0].As<Napi::BigUint64Array>();
+    auto out = info[1].As<Napi::TypedArray>();
+    if (out.TypedArrayType() != napi_int8_array) throw Napi::TypeError::New(env, "out must be an Int8Array");
+    std::size_t const dims = native_->dimensions();
+    std::size_t const n = keys.ElementLength();
+    if (native_->metric().scalar_kind() != scalar_kind_t::i8_k) throw Napi::TypeError::New(env, "gather reads i8 indexes only");
+    if (out.ElementLength() < n * dims) throw Napi::RangeError::New(env, "out must hold keys.length × dimensions codes");
+    auto* data = reinterpret_cast<std::int8_t*>(out.As<Napi::Int8Array>().Data());
+    std::uint64_t const* key_data = keys.Data();
+    std::size_t missing = 0;
+    for (std::size_t i = 0; i < n; i++) {
+        if (key_data[i] == std::numeric_limits<std::uint64_t>::max()) continue;
+        if (native_->get(static_cast<default_key_t>(key_data[i]), data + i * dims) == 0) {
+            std::fill_n(data + i * dims, dims, std::int8_t{0});
+            missing++;
+        }
+    }
+    return Napi::Number::New(env, static_cast<double>(missing));
 }
 
 void Graph::Save(Napi::CallbackInfo const& info) {

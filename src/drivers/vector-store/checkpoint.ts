@@ -49,6 +49,12 @@ export interface CheckpointMeta {
    * list checked deeper than searches now run is not whole (strayListFits).
    */
   strayDepth?: number;
+  /**
+   * The rows of an i8 index were checked asking it with their own i8 codes, as searches ask it
+   * since 2026-11-25 (before, an index given f32 vectors while the mirror kept them was asked with
+   * f32 vectors, which usearch casts otherwise). Without it an i8 file's list is not whole.
+   */
+  codesChecked?: boolean;
 }
 
 /** What the generation knows of its strays when it saves (strays.ts StraySweeper). */
@@ -133,12 +139,13 @@ async function fileCrc32Async(path: string): Promise<number> {
   }
 }
 
-function strayFields(index: HnswIndex, strays: StrayState): Pick<CheckpointMeta, "strays" | "straysChecked" | "sweepMs" | "strayDepth"> {
+function strayFields(index: HnswIndex, strays: StrayState): Pick<CheckpointMeta, "strays" | "straysChecked" | "sweepMs" | "strayDepth" | "codesChecked"> {
   return {
     strays: [...index.strays].slice(0, MAX_SAVED_STRAYS),
     straysChecked: strays.checkedAll && index.strays.size <= MAX_SAVED_STRAYS,
     sweepMs: Math.round(strays.sweepMs),
     strayDepth: searchBreadth(index.liveSize, index.params.expansionSearch),
+    codesChecked: index.params.scalar === "i8",
   };
 }
 
@@ -146,11 +153,13 @@ function strayFields(index: HnswIndex, strays: StrayState): Pick<CheckpointMeta,
  * Does a description's whole stray list hold for searches over `liveRows` rows now? Only if its
  * rows were checked no deeper than those searches run: deletes since the save lower the breadth,
  * as would a change of its rule. A description without `strayDepth` (before 2026-11-24) counts
- * as checked at the breadth of its key count, an upper bound (dead keys included).
+ * as checked at the breadth of its key count, an upper bound (dead keys included). Nor does the
+ * list of an i8 index checked before searches asked it with codes (`codesChecked`).
  */
 export function strayListFits(meta: CheckpointMeta, liveRows: number, expansionSearch: number): boolean {
   const depth = typeof meta.strayDepth === "number" ? meta.strayDepth : searchBreadth(meta.count, expansionSearch);
-  return meta.straysChecked === true && depth <= searchBreadth(liveRows, expansionSearch);
+  const asked = meta.scalar !== "i8" || meta.codesChecked === true;
+  return meta.straysChecked === true && asked && depth <= searchBreadth(liveRows, expansionSearch);
 }
 
 /** The description, written to a temp name, fsynced, renamed over the old one. */

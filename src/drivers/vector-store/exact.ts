@@ -139,24 +139,26 @@ export function rescore(mirror: Mirror, query: Float32Array, rids: ArrayLike<num
   return out;
 }
 
-/** `rescore` on a compact mirror: the cosine of the f32 query with each row's i8 codes. */
+/** `rescore` on a compact mirror: the cosine of the f32 query with each row's i8 codes (gathered: they may live in the index, lent-codes.ts). */
 function rescoreCodes(mirror: Mirror, query: Float32Array, rids: ArrayLike<number>): Candidate[] {
   const dims = mirror.dims;
   let qq = 0;
   for (let j = 0; j < dims; j++) qq += query[j]! * query[j]!;
   const out: Candidate[] = new Array(rids.length);
-  for (let i = 0; i < rids.length; i++) {
-    const rid = rids[i]!;
-    const codes = mirror.codeSlabOf(rid);
-    const base = mirror.offsetOf(rid);
-    let dot = 0;
-    let vv = 0;
-    for (let j = 0; j < dims; j++) {
-      const x = codes[base + j]!;
-      dot += x * query[j]!;
-      vv += x * x;
+  for (let i = 0; i < rids.length; ) {
+    const codes = mirror.gatherCodes(rids, i, GATHER_ROWS);
+    const n = codes.length / dims;
+    for (let row = 0; row < n; row++, i++) {
+      const base = row * dims;
+      let dot = 0;
+      let vv = 0;
+      for (let j = 0; j < dims; j++) {
+        const x = codes[base + j]!;
+        dot += x * query[j]!;
+        vv += x * x;
+      }
+      out[i] = { rid: rids[i]!, distance: vv === 0 ? 1 : 1 - dot / Math.sqrt(qq * vv) };
     }
-    out[i] = { rid, distance: vv === 0 ? 1 : 1 - dot / Math.sqrt(qq * vv) };
   }
   return out;
 }

@@ -30,7 +30,7 @@ const COMPACT_MIN_DEAD = 1024;
 export class Generation implements GenerationRef {
   status: CollectionStatus = "loading";
   mirror: Mirror;
-  hnsw: HnswIndex;
+  private serving!: HnswIndex;
   /** Highest change sequence applied in memory; the checkpoint covers `checkpointSeq`. */
   appliedSeq = 0;
   checkpointSeq = -1;
@@ -59,9 +59,22 @@ export class Generation implements GenerationRef {
     private readonly log: StoreLog,
     memory: MirrorMemory = {},
   ) {
-    this.mirror = new Mirror(spec, memory);
+    this.mirror = new Mirror(spec, { ...memory, indexCodes: params.scalar === "i8" });
     this.hnsw = new HnswIndex(spec.dimensions, params);
     this.sweeper = new StraySweeper(this, (event, fields) => this.log(event, { collection, generation, ...fields }));
+  }
+
+  get hnsw(): HnswIndex {
+    return this.serving;
+  }
+
+  /**
+   * Every index served from lends the compact mirror its codes where it can (mirror.ts lend); a
+   * loading generation's lends once loaded (`load`), not while the mirror is read.
+   */
+  set hnsw(index: HnswIndex) {
+    this.serving = index;
+    if (this.status !== "loading") this.mirror.lend(index);
   }
 
   /** A fresh, empty generation: nothing to load. */
@@ -69,6 +82,7 @@ export class Generation implements GenerationRef {
     removeCheckpointFiles(this.indexDir, this.collection, this.generation);
     this.sweeper.startEmpty();
     this.status = "ready";
+    this.mirror.lend(this.hnsw);
   }
 
   pin(): void {
@@ -102,8 +116,9 @@ export class Generation implements GenerationRef {
         const unchecked = restored.checkpoint?.straysChecked ? uncheckedSince(this.mirror, restored.checkpoint.seq, restored.replayed) : null;
         const known = unchecked !== null && unchecked.length <= LOAD_CHECKED_ROWS;
         if (known) checkStrays(this.hnsw, this.mirror, unchecked);
+        const lent = this.mirror.lend(this.hnsw); // mostly lent while the rows were read (restart.ts readMirror)
         this.status = "ready";
-        this.log("vector_store.index_loaded", { collection: this.collection, generation: this.generation, rows: this.mirror.liveCount, replayed: restored.replayed.length, dead: this.hnsw.dead, strays: known ? "listed" : "sweep", ...restored.timing });
+        this.log("vector_store.index_loaded", { collection: this.collection, generation: this.generation, rows: this.mirror.liveCount, replayed: restored.replayed.length, dead: this.hnsw.dead, strays: known ? "listed" : "sweep", ...restored.timing, codesLent: lent });
         const compaction = this.compactIfDead(client);
         if (compaction) this.track(compaction);
         else if (known) this.sweeper.resume(restored.checkpoint!.sweepMs);
@@ -135,6 +150,7 @@ export class Generation implements GenerationRef {
     // index; `add` skips versions already placed.
     const done = await addInSteps(this.hnsw, this.mirror, rids, new Steps(16, REBUILD_STEP_ROWS), this.pace.pauser(), () => this.closed);
     if (!done || this.closed) return;
+    this.mirror.lend(this.hnsw); // an empty index lent nothing: now it holds every row
     this.status = "ready";
     this.log("vector_store.index_rebuilt", { collection: this.collection, generation: this.generation, rows: this.hnsw.size, ms: Math.round(performance.now() - started) });
     this.indexReplaced(client);
@@ -229,13 +245,16 @@ export class Generation implements GenerationRef {
     this.pace.noteWrite();
     this.retireVersions(order);
     const hadFloats = this.mirror.hasFloats;
+    const hadCodes = this.mirror.indexGetsCodes;
     rows.forEach((row, i) => {
       const rid = rids.get(row.pk);
       if (rid !== undefined) this.mirror.set(rid, row.vector, typed[i]!, row.pk, row.text, seq);
     });
-    // Turned compact: searches now ask the index with codes (search.ts hnswCandidates), and the
-    // rows so far were checked with their f32 vectors, so the strays are checked again.
-    if (hadFloats && !this.mirror.hasFloats) this.sweeper.owe();
+    // Turned compact: the index lends the codes it holds. Where it was given f32 vectors (an index
+    // not of i8), searches now ask it with codes (search.ts hnswCandidates), and the rows so far
+    // were checked with their f32 vectors, so the strays are checked again.
+    if (hadFloats && !this.mirror.hasFloats) this.mirror.lend(this.hnsw);
+    if (!hadCodes && this.mirror.indexGetsCodes) this.sweeper.owe();
     if (indexLater) this.later.note(order);
     else {
       addCurrentVersions(this.hnsw, this.mirror, order);

@@ -29,6 +29,12 @@ export interface Graph {
   readonly addAsync: ((keys: BigUint64Array, vectors: Vectors, threads: number) => Promise<void>) | null;
   search(queries: Vectors, k: number, threads: number): Found;
   contains(keys: BigUint64Array): boolean[];
+  /**
+   * Copies each key's stored i8 vector to its row of `out` (keys.length × dims); keys of 2⁶⁴ − 1
+   * are skipped. Answers how many other keys were absent (their rows zeroed). Null: not offered
+   * (the stock binding, or an index not of i8), so a mirror keeps its own codes (lent-codes.ts).
+   */
+  readonly gather: ((keys: BigUint64Array, out: Int8Array) => number) | null;
   save(path: string): void;
   /** Saves on a thread of its own where the binding can (searches may run meanwhile); the count of vectors saved. */
   saveAsync(path: string): Promise<number>;
@@ -63,6 +69,7 @@ type NativeGraph = {
   addAsync(keys: BigUint64Array, vectors: Vectors, threads: number): Promise<void>;
   search(queries: Vectors, k: number, threads: number): [BigUint64Array, Float32Array, Uint32Array];
   contains(keys: BigUint64Array): boolean[];
+  gather(keys: BigUint64Array, out: Int8Array): number;
   save(path: string): void;
   saveAsync(path: string): Promise<number>;
   load(path: string): void;
@@ -72,10 +79,12 @@ class VecsyncGraph implements Graph {
   readonly binding = "vecsync";
   private readonly native: NativeGraph;
   readonly addAsync: Graph["addAsync"];
+  readonly gather: Graph["gather"];
 
   constructor(Native: new (...args: unknown[]) => unknown, dims: number, params: IndexParams, expansionSearch: number) {
     this.native = new Native(dims, "cos", params.scalar, params.connectivity, params.expansionAdd, expansionSearch, CONTEXTS_PER_THREAD * Math.max(1, params.threads)) as NativeGraph;
     this.addAsync = (keys, vectors, threads) => this.native.addAsync(keys, vectors, threads);
+    this.gather = params.scalar === "i8" ? (keys, out) => this.native.gather(keys, out) : null;
   }
 
   size = () => this.native.size();
@@ -97,6 +106,8 @@ const SCALARS: Record<ScalarKindName, ScalarKind> = { f32: ScalarKind.F32, f16: 
 class StockGraph implements Graph {
   readonly binding = "stock";
   readonly addAsync = null;
+  /** The package's binding reads a vector back only as f32, one key a call: too slow to serve a mirror's scans. */
+  readonly gather = null;
   private readonly index: Index;
 
   constructor(

@@ -108,6 +108,8 @@ export class HnswIndex {
   readonly strayCodes = new StrayCodes();
   /** Keys an `addAsync` is inserting. */
   private readonly flying = new Set<bigint>();
+  /** Told of every add once it is done: a mirror lending its codes from this index (lent-codes.ts). */
+  onAdded: ((rids: ArrayLike<number>, versions: ArrayLike<number>) => void) | null = null;
 
   constructor(
     readonly dims: number,
@@ -130,6 +132,7 @@ export class HnswIndex {
   add(rids: ArrayLike<number>, versions: ArrayLike<number>, vectors: Vectors): void {
     if (rids.length === 0) return;
     this.graph.add(keysOf(rids, versions), vectors, this.params.threads);
+    this.onAdded?.(rids, versions);
   }
 
   /** Whether adds can run off the event loop (`addAsync` without waiting on it). */
@@ -148,8 +151,8 @@ export class HnswIndex {
    */
   async addAsync(rids: ArrayLike<number>, versions: ArrayLike<number>, vectors: Vectors, isCurrent: IsCurrent): Promise<void> {
     if (rids.length === 0) return;
+    if (!this.graph.addAsync) return this.add(rids, versions, vectors);
     const keys = keysOf(rids, versions);
-    if (!this.graph.addAsync) return this.graph.add(keys, vectors, this.params.threads);
     const present = this.graph.contains(keys);
     const fresh = keys.filter((_, i) => !present[i]);
     for (const key of fresh) this.flying.add(key);
@@ -160,6 +163,7 @@ export class HnswIndex {
     }
     const words = keyWords(fresh);
     for (let i = 0; i < fresh.length; i++) if (!isCurrent(words[2 * i]!, words[2 * i + 1]!)) this.dead++;
+    this.onAdded?.(rids, versions);
   }
 
   /** For each (rid, version): is that key in the index (and not still being inserted)? */

@@ -8,26 +8,18 @@
 // Compact: past `floatBytes` of f32 vectors (MirrorMemory) the mirror drops its f32 copy and its
 // texts for good and keeps the codes only, a quarter of the f32 size. Its scores are then the
 // codes' cosines, close but not exact; search.ts reads the few final candidates' f32 vectors and
-// texts back from libSQL (refine.ts) and returns exact scores as before.
+// texts back from libSQL (refine.ts) and returns exact scores as before. A compact mirror then
+// reads the codes of the rows an i8 index holds from the index itself (`lend`, lent-codes.ts).
 import type { ColumnAccess } from "./filters/index.ts";
 import { quantizeInto } from "./quantize.ts";
 import { booleanColumn, type ColumnStore, keywordColumn, numberColumn } from "./columns.ts";
+import type { HnswIndex } from "./hnsw.ts";
+import { keepsTooMany, type LentCodes, lendFrom } from "./lent-codes.ts";
 import { ScanBlocks } from "./scan-blocks.ts";
+import { GATHER_ROWS, VectorSlabs } from "./vector-slabs.ts";
 import type { GenerationSpec, Metadata, MetadataValue } from "./types.ts";
 
-/** Rows gathered per exactSearch call: 2,048 rows × 384 dims × 4 B = 3 MiB. */
-export const GATHER_ROWS = 2048;
-
-/**
- * Vectors live in slabs of SLAB_ROWS rids, each a Float32Array that starts with its own gather
- * area (GATHER_ROWS rows, fewer while the slab is smaller): `copyWithin` fills it without allocating (4× faster than copying between arrays through
- * subarray views), and the view handed to usearch has byte offset 0 (its JS exactSearch ignores
- * a view's offset). One ArrayBuffer tops out at 4 GiB under Bun/JSC; a slab at 3,072 dims is
- * 3.25 GB, so no collection size is bounded by it. Slabs grow ×1.5 up to full size.
- */
-const SLAB_SHIFT = 18;
-const SLAB_ROWS = 1 << SLAB_SHIFT;
-const SLAB_MASK = SLAB_ROWS - 1;
+export { GATHER_ROWS } from "./vector-slabs.ts";
 
 /**
  * Scales `data[from, from + dims)` to unit length. The mirror keeps unit vectors so the exact
@@ -50,6 +42,11 @@ export interface MirrorMemory {
   floatBytes?: number;
   /** How long writes must have paused before a range block is made again (default RANGE_QUIET_MS). */
   rangeQuietMs?: number;
+  /**
+   * The index stores i8 (IndexParams.scalar): it is given the rows' codes even while f32 vectors
+   * are kept, and keeps them byte for byte, so a compact mirror can read them back (`lend`).
+   */
+  indexCodes?: boolean;
 }
 
 export class Mirror {
@@ -60,12 +57,11 @@ export class Mirror {
   private readonly floatBytes: number;
   /** A compact mirror's set() normalizes here before quantizing. */
   private scratch: Float32Array | null = null;
-  /** [GATHER_ROWS gather rows | one unit vector per rid of the slab], SLAB_ROWS rids per slab. */
-  private readonly slabs: Float32Array[] = [];
-  /** The same layout holding each vector as i8 codes (quantize.ts), for the wide exact scan. */
-  private readonly codeSlabs: Int8Array[] = [];
-  /** Rows in each slab's gather area: as many as the slab holds, up to GATHER_ROWS (small collections stay small). */
-  private readonly gatherRows: number[] = [];
+  private readonly vectors: VectorSlabs;
+  /** Set while the index lends the codes (`lend`): the slabs then keep none. */
+  private lent: LentCodes | null = null;
+  /** The index is given codes (MirrorMemory.indexCodes), not f32 vectors. */
+  private readonly indexCodes: boolean;
   private live: Uint8Array;
   /** Each row's vector version (its `vec_seq`): with the rid it names the row's index key (hnsw.ts). */
   private versions: Float64Array;
@@ -89,6 +85,8 @@ export class Mirror {
     this.dims = spec.dimensions;
     this.keepTexts = memory.keepTexts ?? true;
     this.floatBytes = memory.floatBytes ?? Infinity;
+    this.indexCodes = memory.indexCodes ?? false;
+    this.vectors = new VectorSlabs(this.dims);
     if (this.floatBytes <= 0) this.compact();
     this.capacity = initialRows;
     this.live = new Uint8Array(initialRows);
@@ -100,7 +98,7 @@ export class Mirror {
   }
 
   private ensure(rid: number): void {
-    this.ensureSlab(rid);
+    this.vectors.ensure(rid);
     if (rid < this.capacity) return;
     const next = Math.max(rid + 1, Math.ceil(this.capacity * 1.5));
     const live = new Uint8Array(next);
@@ -113,45 +111,13 @@ export class Mirror {
     this.capacity = next;
   }
 
-  private ensureSlab(rid: number): void {
-    const index = rid >>> SLAB_SHIFT;
-    while (this.slabs.length <= index) {
-      // Slabs before the last are full; the last grows ×1.5 from a small start.
-      const last = this.slabs.length - 1;
-      if (last >= 0) this.growSlab(last, SLAB_ROWS - 1);
-      this.slabs.push(new Float32Array(0));
-      this.codeSlabs.push(new Int8Array(0));
-      this.gatherRows.push(0);
-    }
-    this.growSlab(index, rid & SLAB_MASK);
-  }
-
-  /** Makes slab `index` hold rid offset `within`, moving its rows past a larger gather area. */
-  private growSlab(index: number, within: number): void {
-    const d = this.dims;
-    const oldGather = this.gatherRows[index]!;
-    const rows = this.codeSlabs[index]!.length / d - oldGather;
-    if (within < rows) return;
-    const next = Math.min(SLAB_ROWS, Math.max(within + 1, Math.ceil(rows * 1.5), 64));
-    const gather = Math.min(GATHER_ROWS, next);
-    if (this.hasFloats) {
-      const grown = new Float32Array((gather + next) * d);
-      grown.set(this.slabs[index]!.subarray(oldGather * d), gather * d);
-      this.slabs[index] = grown;
-    }
-    const codes = new Int8Array((gather + next) * d);
-    codes.set(this.codeSlabs[index]!.subarray(oldGather * d), gather * d);
-    this.codeSlabs[index] = codes;
-    this.gatherRows[index] = gather;
-  }
-
-  /** The slab holding `rid`'s vector; it starts at `offsetOf(rid)`. For tight loops (no view allocated). */
+  /** The slab holding `rid`'s f32 vector; it starts at `offsetOf(rid)`. For tight loops (no view allocated). */
   slabOf(rid: number): Float32Array {
-    return this.slabs[rid >>> SLAB_SHIFT]!;
+    return this.vectors.slabOf(rid);
   }
 
   offsetOf(rid: number): number {
-    return (this.gatherRows[rid >>> SLAB_SHIFT]! + (rid & SLAB_MASK)) * this.dims;
+    return this.vectors.offsetOf(rid);
   }
 
   isLive(rid: number): boolean {
@@ -173,17 +139,20 @@ export class Mirror {
     this.ensure(rid);
     this.versions[rid] = version;
     const base = this.offsetOf(rid);
-    const codes = this.codeSlabs[rid >>> SLAB_SHIFT]!;
     if (this.hasFloats) {
       const page = this.slabOf(rid);
       page.set(vector, base);
       normalizeInPlace(page, base, this.dims);
-      quantizeInto(page, base, this.dims, codes, base);
+      quantizeInto(page, base, this.dims, this.vectors.codeSlabOf(rid), base);
     } else {
       const unit = (this.scratch ??= new Float32Array(this.dims));
       unit.set(vector);
       normalizeInPlace(unit, 0, this.dims);
-      quantizeInto(unit, 0, this.dims, codes, base);
+      if (this.lent) {
+        const codes = new Int8Array(this.dims);
+        quantizeInto(unit, 0, this.dims, codes, 0);
+        this.lent.set(rid, codes);
+      } else quantizeInto(unit, 0, this.dims, this.vectors.codeSlabOf(rid), base);
     }
     this.setMetadata(rid, metadata);
     this.setLabels(rid, pk, this.keepTexts ? text : undefined);
@@ -215,7 +184,7 @@ export class Mirror {
   compact(): void {
     if (!this.hasFloats) return;
     this.hasFloats = false;
-    for (let i = 0; i < this.slabs.length; i++) this.slabs[i] = new Float32Array(0);
+    this.vectors.dropFloats();
     if (this.keepTexts) {
       for (const text of this.texts) this.labelChars -= text?.length ?? 0;
       this.texts.length = 0;
@@ -236,6 +205,7 @@ export class Mirror {
     this.blocks.touch(rid);
     this.live[rid] = 0;
     this.liveCount--;
+    this.lent?.delete(rid);
     this.columns.forEach((c) => c.set(rid, null));
     this.setLabels(rid, undefined, undefined);
   }
@@ -258,11 +228,6 @@ export class Mirror {
     return this.texts[rid];
   }
 
-  /** The i8 codes holding `rid`'s vector; they start at `offsetOf(rid)`. For tight loops. */
-  codeSlabOf(rid: number): Int8Array {
-    return this.codeSlabs[rid >>> SLAB_SHIFT]!;
-  }
-
   /**
    * A copy of one row's unit vector, in its own buffer (safe for any native call). A compact
    * mirror answers its codes, scaled to unit length: the same direction to within the codes' rounding.
@@ -270,52 +235,82 @@ export class Mirror {
   vectorOf(rid: number): Float32Array {
     const start = this.offsetOf(rid);
     if (this.hasFloats) return this.slabOf(rid).slice(start, start + this.dims);
-    const out = Float32Array.from(this.codeSlabOf(rid).subarray(start, start + this.dims));
+    const out = Float32Array.from(this.gatherCodes([rid], 0, 1));
     normalizeInPlace(out, 0, this.dims);
     return out;
   }
 
-  /** What the index is given for a row (and searched with to find it): its f32 vector, or a compact mirror's codes. Own buffer. */
+  /** Does the index get rows' codes (an i8 index, or a compact mirror), not their f32 vectors? Searches ask it likewise. */
+  get indexGetsCodes(): boolean {
+    return this.indexCodes || !this.hasFloats;
+  }
+
+  /** What the index is given for a row (and searched with to find it): its f32 vector or its codes (`indexGetsCodes`). Own buffer. */
   indexVectorOf(rid: number): Float32Array | Int8Array {
-    if (this.hasFloats) return this.vectorOf(rid);
-    const start = this.offsetOf(rid);
-    return this.codeSlabOf(rid).slice(start, start + this.dims);
+    return this.indexGetsCodes ? this.gatherCodes([rid], 0, 1).slice() : this.vectorOf(rid);
   }
 
   /**
-   * Copies the vectors of `rids[from]` and the rids after it that share its slab (at most
-   * GATHER_ROWS) into that slab's gather area; returns a view of them at byte offset 0
-   * (rows taken = length / dims). Valid until the next gather: use it synchronously.
+   * Copies the f32 vectors of `rids[from]` and the rids after it that share its slab (at most
+   * GATHER_ROWS) into a gather area; returns a view of them at byte offset 0 (rows taken =
+   * length / dims). Valid until the next gather: use it synchronously.
    */
   gather(rids: ArrayLike<number>, from: number, max: number): Float32Array {
-    if (!this.hasFloats) throw new Error("a compact mirror keeps no f32 vectors");
-    return this.gatherFrom(this.slabs, rids, from, max);
+    return this.vectors.gather(rids, from, max);
   }
 
-  /** `gather` of what the index is given (indexVectorOf): f32 vectors, or a compact mirror's codes. */
+  /** `gather` of what the index is given (`indexGetsCodes`). */
   gatherForIndex(rids: ArrayLike<number>, from: number, max: number): Float32Array | Int8Array {
-    return this.hasFloats ? this.gather(rids, from, max) : this.gatherCodes(rids, from, max);
+    return this.indexGetsCodes ? this.gatherCodes(rids, from, max) : this.gather(rids, from, max);
   }
 
-  /** `gather` for the i8 codes: same rows taken, a view at byte offset 0 of that slab's code gather area. */
+  /** `gather` for the i8 codes: a view at byte offset 0, valid until the next gather. */
   gatherCodes(rids: ArrayLike<number>, from: number, max: number): Int8Array {
-    return this.gatherFrom(this.codeSlabs, rids, from, max);
+    return this.lent ? this.lent.gather(rids, from, max) : this.vectors.gatherCodes(rids, from, max);
   }
 
-  private gatherFrom<T extends Float32Array | Int8Array>(slabs: T[], rids: ArrayLike<number>, from: number, max: number): T {
-    const d = this.dims;
-    const slab = rids[from]! >>> SLAB_SHIFT;
-    const data = slabs[slab]!;
-    const gather = this.gatherRows[slab]!;
-    const end = Math.min(rids.length - from, max, gather);
-    let n = 0;
-    for (; n < end; n++) {
-      const rid = rids[from + n]!;
-      if (rid >>> SLAB_SHIFT !== slab) break;
-      const src = (gather + (rid & SLAB_MASK)) * d;
-      data.copyWithin(n * d, src, src + d);
-    }
-    return data.subarray(0, n * d) as T;
+  /**
+   * Reads the codes of the rows `index` holds from it from now on, and keeps only the others'
+   * (lent-codes.ts). Only a compact mirror, only from an index whose binding gathers i8 codes;
+   * where more than an eighth of the rows would stay behind (an index being rebuilt, a file of
+   * another cast), the mirror keeps its codes instead. The generation calls it with every index
+   * it serves from; answers whether the index lends them.
+   */
+  lend(index: HnswIndex): boolean {
+    if (this.lent?.index === index) return true;
+    if (this.hasFloats || !index.graph.gather) return this.keepCodes();
+    const rids = this.liveRids();
+    const next = lendFrom(index, this.dims, (rid) => this.versions[rid]!, GATHER_ROWS, rids, (from) => this.gatherCodes(rids, from, GATHER_ROWS));
+    if (!next) return this.keepCodes();
+    this.lent?.close();
+    this.lent = next;
+    this.vectors.dropCodes();
+    return true;
+  }
+
+  /**
+   * For a load lent from its first row (restart.ts readMirror): rows the index holds with the same
+   * codes stop being kept here. Where too many stay (an index file of usearch's own cast), the
+   * mirror takes the codes back.
+   */
+  settleCodes(): void {
+    if (!this.lent) return;
+    this.lent.settleAll();
+    if (keepsTooMany(this.lent.pendingRows, this.liveCount)) this.keepCodes();
+  }
+
+  /** Takes the codes back from the index (if lent): the slabs hold them again. */
+  private keepCodes(): false {
+    if (!this.lent) return false;
+    this.vectors.restoreCodes();
+    this.lent.giveBack(this.liveRids(), (rid, codes) => this.vectors.codeSlabOf(rid).set(codes, this.offsetOf(rid)));
+    this.lent = null;
+    return false;
+  }
+
+  /** Rows whose codes the mirror keeps while the index lends the rest; null when it lends none. */
+  get codesKept(): number | null {
+    return this.lent ? this.lent.pendingRows : null;
   }
 
   readonly access: ColumnAccess<number> = (column) => {
@@ -365,7 +360,7 @@ export class Mirror {
   bytes(): number {
     const strings = this.pks.length + this.texts.length;
     const labels = this.labelChars * 2 + strings * 32;
-    const vectors = [...this.slabs, ...this.codeSlabs].reduce((sum, slab) => sum + slab.byteLength, 0);
+    const vectors = this.vectors.bytes() + (this.lent?.bytes() ?? 0);
     const columns = this.columns.reduce((s, c) => s + c.bytes(), 0) + this.blocks.bytes();
     return vectors + this.live.byteLength + this.versions.byteLength + columns + labels;
   }

@@ -30,6 +30,7 @@ export async function collectStats(client: Client, gen: Generation): Promise<Col
     sqlBytes: await sqlBytes(client, gen),
     memoryBytes: gen.mirror.bytes() + indexBytes,
     compact: !gen.mirror.hasFloats,
+    codesKept: gen.mirror.codesKept,
     indexBytes,
     changeSeq: gen.appliedSeq,
     checkpointSeq: gen.checkpointSeq,

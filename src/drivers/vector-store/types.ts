@@ -133,6 +133,8 @@ export interface CollectionStats {
   memoryBytes: number;
   /** True once the mirror keeps i8 codes only (VectorStoreOptions.floatMirrorBytes). */
   compact: boolean;
+  /** Rows whose codes a compact mirror keeps itself while the index lends the rest (lent-codes.ts); null: it keeps them all. */
+  codesKept: number | null;
   indexBytes: number;
   changeSeq: number;
   checkpointSeq: number;

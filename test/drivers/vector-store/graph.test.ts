@@ -104,6 +104,25 @@ for (const binding of BINDINGS) {
   });
 }
 
+describe("vecsync binding: gather", () => {
+  test("reads i8 codes back byte for byte, skips keys of 2⁶⁴ − 1, zeroes and counts absent keys", () => {
+    const graph = openGraph(DIMS, PARAMS, 64, "vecsync");
+    const random = mulberry32(9);
+    const codes = Int8Array.from({ length: 100 * DIMS }, () => Math.round((random() - 0.5) * 254));
+    graph.add(keys(0, 100), codes, 2);
+    const asked = BigUint64Array.from([keyOf(42, 3), 2n ** 64n - 1n, keyOf(7, 3), keyOf(500, 3)]);
+    const out = new Int8Array(4 * DIMS).fill(5);
+    expect(graph.gather!(asked, out)).toBe(1);
+    expect(out.subarray(0, DIMS)).toEqual(codes.subarray(42 * DIMS, 43 * DIMS));
+    expect(out.subarray(DIMS, 2 * DIMS).every((x) => x === 5)).toBe(true);
+    expect(out.subarray(2 * DIMS, 3 * DIMS)).toEqual(codes.subarray(7 * DIMS, 8 * DIMS));
+    expect(out.subarray(3 * DIMS).every((x) => x === 0)).toBe(true);
+    expect(() => graph.gather!(asked, new Int8Array(DIMS))).toThrow(/hold/);
+    expect(openGraph(DIMS, { ...PARAMS, scalar: "f16" }, 64, "vecsync").gather).toBeNull();
+    expect(openGraph(DIMS, PARAMS, 64, "stock").gather).toBeNull();
+  });
+});
+
 describe("vecsync binding: insertions off the event loop", () => {
   test("addAsync leaves the loop turning, and searches beside it find what is already in", async () => {
     const graph = openGraph(128, { ...PARAMS, connectivity: 16, expansionAdd: 128 }, 64, "vecsync");

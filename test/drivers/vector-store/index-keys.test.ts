@@ -163,14 +163,14 @@ describe("strays across a restart", () => {
     expect(meta.strays.length).toBeGreaterThanOrEqual(20);
   });
 
-  test("a list checked deeper than searches now run is swept after the load; one from before strayDepth at 64 loads as listed", async () => {
+  test("a list checked deeper than searches now run is swept after the load; one from before strayDepth at 64 loads as listed; an i8 one from before codesChecked is swept", async () => {
     await using w = await makeWorld();
     const store = await withTwins(w);
     await store.whenReady("vt_k");
     await store.close();
     const path = join(w.indexDir, "vt_k.g1.json");
     const saved = JSON.parse(readFileSync(path, "utf8"));
-    expect([saved.straysChecked, saved.strayDepth]).toEqual([true, 64]); // 3,040 rows: the configured breadth
+    expect([saved.straysChecked, saved.strayDepth, saved.codesChecked]).toEqual([true, 64, true]); // 3,040 rows: the configured breadth
     const loadedAs = async (meta: Record<string, unknown>) => {
       writeFileSync(path, JSON.stringify(meta));
       const events: [string, Record<string, unknown>][] = [];
@@ -184,6 +184,9 @@ describe("strays across a restart", () => {
     expect(await loadedAs({ ...saved, strayDepth: 200 })).toBe("sweep");
     const { strayDepth: _, ...legacy } = JSON.parse(readFileSync(path, "utf8"));
     expect(await loadedAs(legacy)).toBe("listed"); // N^0.8 gave 64 below 100k rows too
+    // Checked asking the index with f32 vectors: searches now ask it with codes.
+    const { codesChecked: __, ...uncoded } = JSON.parse(readFileSync(path, "utf8"));
+    expect(await loadedAs(uncoded)).toBe("sweep");
   });
 
   test("a checkpoint saved while a sweep was owed is swept after the load", async () => {
