@@ -173,6 +173,11 @@ export class Generation implements GenerationRef {
     );
   }
 
+  /** Logs a failure of background work that went on without it (later.ts). */
+  failed(event: string, error: unknown): void {
+    this.log(event, { collection: this.collection, generation: this.generation, error: String(error) });
+  }
+
   /** Keeps a background task in `upkeep` so `settled()` waits for it. */
   private track(work: Promise<unknown>): void {
     const previous = this.upkeep;

@@ -23,7 +23,14 @@ import { Steps } from "./pace.ts";
 import { DeeperChecks } from "./strays.ts";
 import type { CollectionStatus } from "./types.ts";
 
-type Owner = { readonly hnsw: HnswIndex; readonly mirror: Mirror; readonly status: CollectionStatus; readonly closed: boolean };
+type Owner = {
+  readonly hnsw: HnswIndex;
+  readonly mirror: Mirror;
+  readonly status: CollectionStatus;
+  readonly closed: boolean;
+  /** Logs a failure of background work that went on without it. */
+  failed(event: string, error: unknown): void;
+};
 
 /** Rows that may wait for the graph before the next `indexLater` write waits for them. */
 export const BACKLOG = 1024;
@@ -154,6 +161,16 @@ export class LaterIndexer {
     this.inFlight = rids.length;
     try {
       await addCurrentVersionsAsync(hnsw, mirror, rids);
+    } catch (error) {
+      // Once the drain's rejection ended the process (a reserve race, since fixed in graph.cpp).
+      // The rows are stray-listed, so still found; try them on the loop, else leave them listed.
+      this.owner.failed("vector_store.insert_failed", error);
+      try {
+        addCurrentVersions(hnsw, mirror, rids);
+      } catch (again) {
+        this.owner.failed("vector_store.insert_failed", again);
+        return;
+      }
     } finally {
       this.inFlight = 0;
     }

@@ -158,6 +158,21 @@ describe("vecsync binding: insertions off the event loop", () => {
     expect(graph.size()).toBe(3_000);
   });
 
+  test("a synchronous add made while an addAsync waits to start does not take the capacity reserved for it", async () => {
+    // An async add one short of the capacity reserves nothing more; a sync add of 2 made before its
+    // work took the graph found room for itself and left the work too little ("Reserve capacity
+    // ahead of insertions!"). Whether the sync add comes first is a race: rounds make it likely.
+    for (let round = 0; round < 50; round++) {
+      const graph = openGraph(DIMS, PARAMS, 64, "vecsync");
+      const n = graph.capacity() - 1;
+      const data = vectors(n + 2, DIMS, round);
+      const adding = graph.addAsync!(keys(0, n), data.slice(0, n * DIMS), 2);
+      graph.add(keys(n, 2), data.slice(n * DIMS), 2);
+      await adding;
+      expect(graph.size()).toBe(n + 2);
+    }
+  });
+
   test("vectors that do not match the keys are refused before any work starts", async () => {
     const graph = openGraph(DIMS, PARAMS, 64, "vecsync");
     expect(() => graph.addAsync!(keys(0, 2), new Float32Array(DIMS), 2)).toThrow(/keys × dimensions/);

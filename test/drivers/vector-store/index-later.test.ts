@@ -50,11 +50,13 @@ const PARAMS = { scalar: "i8", connectivity: 16, expansionAdd: 64, expansionSear
 // Both bindings (src/drivers/vector-store/graph.ts): ours inserts off the event loop, the stock one in steps on it.
 describe.each(["vecsync", "stock"] as const)("a writer ahead of the graph (fills write this way too), %s binding", (binding) => {
   test("waits at settle: past BACKLOG rows waiting, the next write starts only once the steps caught up; every row stays findable", async () => {
+    const failures: string[] = [];
     const owner = {
       hnsw: new HnswIndex(SPEC.dimensions, PARAMS, binding),
       mirror: new Mirror(SPEC),
       status: "ready" as const,
       closed: false,
+      failed: (event: string, error: unknown) => failures.push(`${event}: ${error}`),
     };
     const later = new LaterIndexer(owner);
     const rows = productRows(4 * BACKLOG, SPEC.dimensions, 3);
@@ -87,5 +89,6 @@ describe.each(["vecsync", "stock"] as const)("a writer ahead of the graph (fills
     let found = 0;
     for (let rid = 0; rid < rows.length; rid++) if (!owner.hnsw.strays.has(rid)) found++;
     expect(found).toBeGreaterThan(rows.length * 0.95);
+    expect(failures).toEqual([]);
   });
 });
