@@ -69,8 +69,8 @@ export class Generation implements GenerationRef {
   }
 
   /**
-   * Every index served from lends the compact mirror its codes where it can (mirror.ts lend); a
-   * loading generation's lends once loaded (`load`), not while the mirror is read.
+   * Every index served from lends the compact mirror its codes where it can (mirror.ts lend). Not
+   * while loading: the load lends from the checkpoint's index as it reads (restart.ts readMirror).
    */
   set hnsw(index: HnswIndex) {
     this.serving = index;

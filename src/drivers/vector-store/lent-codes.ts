@@ -92,19 +92,16 @@ export class LentCodes {
     const n = rids.length;
     const present = this.index.has(rids, versions);
     const out = new Array<boolean>(n).fill(false);
+    const asked = Array.from(rids, (rid, i) => present[i]! && this.versionOf(rid) % 4294967296 === versions[i]! % 4294967296);
     for (let at = 0; at < n; at += this.rows) {
       const m = Math.min(this.rows, n - at);
       for (let i = 0; i < m; i++) {
-        const ok = present[at + i]! && this.versionOf(rids[at + i]!) % 4294967296 === versions[at + i]! % 4294967296;
-        this.words[2 * i] = ok ? rids[at + i]! : 0xffffffff;
-        this.words[2 * i + 1] = ok ? versions[at + i]! % 4294967296 : 0xffffffff;
+        this.words[2 * i] = asked[at + i] ? rids[at + i]! : 0xffffffff;
+        this.words[2 * i + 1] = asked[at + i] ? versions[at + i]! % 4294967296 : 0xffffffff;
       }
       const theirs = this.scratch.subarray(0, m * this.dims);
       this.index.graph.gather!(this.keys.subarray(0, m), theirs);
-      for (let i = 0; i < m; i++) {
-        if (this.words[2 * i] === 0xffffffff && this.words[2 * i + 1] === 0xffffffff) continue;
-        out[at + i] = sameCodes(own(at + i), theirs, i * this.dims, this.dims);
-      }
+      for (let i = 0; i < m; i++) if (asked[at + i]) out[at + i] = sameCodes(own(at + i), theirs, i * this.dims, this.dims);
     }
     return out;
   }
