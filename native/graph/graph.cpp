@@ -25,6 +25,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #define NAPI_CPP_EXCEPTIONS
 #include <napi.h>
@@ -52,31 +53,69 @@ class Graph : public Napi::ObjectWrap<Graph> {
     static Napi::Object Init(Napi::Env env, Napi::Object exports);
     explicit Graph(Napi::CallbackInfo const& info);
 
-    /** Adds rows whose keys are not present yet. Caller holds `mutate_`. Empty string: done. */
-    template <typename scalar_at>
-    std::string add_rows(std::uint64_t const* keys, scalar_at const* vectors, std::size_t n, std::size_t threads) {
-        FirstError error;
-        std::size_t const dims = native_->dimensions();
-        auto one = [&](std::size_t i) {
-            if (error.failed.load()) return;
-            auto key = static_cast<default_key_t>(keys[i]);
-            if (native_->contains(key)) return; // a replay may offer a row twice
-            auto result = native_->add(key, vectors + i * dims);
-            if (!result) error.set(result.error.release());
-        };
+    /** Runs `one(i)` for i < n, on `threads` threads. */
+    template <typename one_at> static void for_each(std::size_t n, std::size_t threads, one_at&& one) {
         if (threads <= 1 || n < 2) {
             for (std::size_t i = 0; i < n; i++) one(i);
         } else {
             executor_default_t executor{threads};
             executor.fixed(n, [&](std::size_t, std::size_t i) { one(i); });
         }
-        return error.failed ? std::string(error.message) : std::string();
     }
 
+    /**
+     * Adds rows whose keys are not present yet. Caller holds `mutate_`. Empty string: done.
+     * `linked` (optional, n bytes): for each row this call added, once all are in, how many of its
+     * base-level neighbours list it back (`back_links`); 255 for a row it did not add.
+     */
+    template <typename scalar_at>
+    std::string add_rows(std::uint64_t const* keys, scalar_at const* vectors, std::size_t n, std::size_t threads, std::uint8_t* linked) {
+        FirstError error;
+        std::size_t const dims = native_->dimensions();
+        std::vector<std::uint64_t> slots(linked ? n : 0, not_added);
+        for_each(n, threads, [&](std::size_t i) {
+            if (error.failed.load()) return;
+            auto key = static_cast<default_key_t>(keys[i]);
+            if (native_->contains(key)) return; // a replay may offer a row twice
+            auto result = native_->add(key, vectors + i * dims);
+            if (!result) return error.set(result.error.release());
+            if (linked) slots[i] = result.slot;
+        });
+        if (error.failed) return std::string(error.message);
+        if (linked)
+            for_each(n, threads, [&](std::size_t i) {
+                linked[i] = slots[i] == not_added ? 255 : back_links(static_cast<default_key_t>(keys[i]), slots[i]);
+            });
+        return std::string();
+    }
+
+    /**
+     * How many of the row's base-level neighbours hold a link back to it (capped at 254). With
+     * none, no search can reach the row there: HNSW's pruning of those neighbours' lists cut it
+     * off (a stray, src/drivers/vector-store/strays.ts). With one, a search for its own vector
+     * that reaches that neighbour finds it. ~32 list reads, against a search's hundreds of
+     * distances. Caller holds `mutate_` (the lists do not change meanwhile).
+     */
+    std::uint8_t back_links(default_key_t key, std::uint64_t own) const {
+        std::size_t count = 0;
+        for (auto neighbour : native_->neighbors(key, 0)) {
+            auto theirs = native_->neighbors(get_key(neighbour), 0);
+            for (auto it = theirs.begin(); it != theirs.end(); ++it)
+                if (it.slot() == own) {
+                    count++;
+                    break;
+                }
+            if (count == 254) break;
+        }
+        return static_cast<std::uint8_t>(count);
+    }
+    static constexpr std::uint64_t not_added = std::numeric_limits<std::uint64_t>::max();
+
     /** `add_rows` over vectors of either accepted type. Caller holds `mutate_`. */
-    std::string add_any(std::uint64_t const* keys, void const* vectors, napi_typedarray_type type, std::size_t n, std::size_t threads) {
-        return type == napi_float32_array ? add_rows(keys, static_cast<float const*>(vectors), n, threads)
-                                          : add_rows(keys, static_cast<std::int8_t const*>(vectors), n, threads);
+    std::string add_any(std::uint64_t const* keys, void const* vectors, napi_typedarray_type type, std::size_t n, std::size_t threads,
+                        std::uint8_t* linked = nullptr) {
+        return type == napi_float32_array ? add_rows(keys, static_cast<float const*>(vectors), n, threads, linked)
+                                          : add_rows(keys, static_cast<std::int8_t const*>(vectors), n, threads, linked);
     }
 
     /** Room for `more` rows beyond the present ones, on `contexts_` thread contexts. Caller holds `mutate_`. */
@@ -111,6 +150,8 @@ class Graph : public Napi::ObjectWrap<Graph> {
         Napi::TypedArray vectors;
         void const* data;
         std::size_t n, threads;
+        /** addAsync's optional 4th argument: a Uint8Array of n, for `add_rows`' `linked`. */
+        Napi::Uint8Array linked;
     };
     AddInput add_input(Napi::CallbackInfo const& info) {
         Napi::Env env = info.Env();
@@ -121,7 +162,14 @@ class Graph : public Napi::ObjectWrap<Graph> {
         if (vectors.TypedArrayType() != napi_float32_array && vectors.TypedArrayType() != napi_int8_array)
             throw Napi::TypeError::New(env, "vectors must be a Float32Array or an Int8Array");
         void const* data = static_cast<std::uint8_t const*>(vectors.ArrayBuffer().Data()) + vectors.ByteOffset();
-        return {keys, vectors, data, n, std::min(to_size(info[2]), contexts_ / 2)};
+        Napi::Uint8Array linked;
+        if (info.Length() > 3 && !info[3].IsUndefined()) {
+            if (!info[3].IsTypedArray() || info[3].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
+                throw Napi::TypeError::New(env, "linked must be a Uint8Array");
+            linked = info[3].As<Napi::Uint8Array>();
+            if (linked.ElementLength() < n) throw Napi::RangeError::New(env, "linked must hold keys.length bytes");
+        }
+        return {keys, vectors, data, n, std::min(to_size(info[2]), contexts_ / 2), linked};
     }
 
   private:
@@ -147,6 +195,10 @@ class AddWork : public Napi::AsyncWorker {
         self_ = Napi::Persistent(self);
         keys_ref_ = Napi::Persistent(static_cast<Napi::Object>(in.keys));
         vectors_ref_ = Napi::Persistent(static_cast<Napi::Object>(in.vectors));
+        if (!in.linked.IsEmpty()) {
+            linked_ = static_cast<std::uint8_t*>(in.linked.ArrayBuffer().Data()) + in.linked.ByteOffset();
+            linked_ref_ = Napi::Persistent(static_cast<Napi::Object>(in.linked));
+        }
     }
 
     Napi::Promise promise() const { return deferred_.Promise(); }
@@ -159,7 +211,7 @@ class AddWork : public Napi::AsyncWorker {
         std::thread inserter([&] {
             setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), graph_->nice_);
             std::lock_guard<std::mutex> lock(graph_->mutate_);
-            error = graph_->add_any(keys_, data_, type_, n_, threads_);
+            error = graph_->add_any(keys_, data_, type_, n_, threads_, linked_);
             graph_->queued_ -= n_;
         });
         inserter.join();
@@ -171,8 +223,9 @@ class AddWork : public Napi::AsyncWorker {
   private:
     Napi::Promise::Deferred deferred_;
     Graph* graph_;
-    Napi::ObjectReference self_, keys_ref_, vectors_ref_;
+    Napi::ObjectReference self_, keys_ref_, vectors_ref_, linked_ref_;
     std::uint64_t const* keys_;
+    std::uint8_t* linked_ = nullptr;
     std::size_t n_;
     napi_typedarray_type type_;
     void const* data_;
@@ -256,7 +309,8 @@ void Graph::Add(Napi::CallbackInfo const& info) {
     if (!error.empty()) throw Napi::Error::New(info.Env(), error);
 }
 
-// addAsync(keys, vectors, threads): Promise<void>. The arrays must not change until it settles.
+// addAsync(keys, vectors, threads, linked?: Uint8Array): Promise<void>. The arrays must not change
+// until it settles; `linked`, given, is filled as `add_rows` says.
 Napi::Value Graph::AddAsync(Napi::CallbackInfo const& info) {
     AddInput in = add_input(info);
     {

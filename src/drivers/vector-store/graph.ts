@@ -25,8 +25,13 @@ export interface Graph {
   capacity(): number;
   /** Adds rows whose keys are absent (present ones are skipped). While an `addAsync` runs, waits for it. */
   add(keys: BigUint64Array, vectors: Vectors, threads: number): void;
-  /** The same, on a thread of its own; the arrays must not change until it settles. Null: not offered. */
-  readonly addAsync: ((keys: BigUint64Array, vectors: Vectors, threads: number) => Promise<void>) | null;
+  /**
+   * The same, on a thread of its own; the arrays must not change until it settles. Null: not
+   * offered. `linked`, given (keys.length bytes), is filled once every row is in: for each row
+   * this call added, how many of its base-level neighbours link back to it (capped at 254; 0: no
+   * search can reach it there, a stray), and 255 for a row already present.
+   */
+  readonly addAsync: ((keys: BigUint64Array, vectors: Vectors, threads: number, linked?: Uint8Array) => Promise<void>) | null;
   search(queries: Vectors, k: number, threads: number): Found;
   contains(keys: BigUint64Array): boolean[];
   /**
@@ -66,7 +71,7 @@ type NativeGraph = {
   size(): number;
   capacity(): number;
   add(keys: BigUint64Array, vectors: Vectors, threads: number): void;
-  addAsync(keys: BigUint64Array, vectors: Vectors, threads: number): Promise<void>;
+  addAsync(keys: BigUint64Array, vectors: Vectors, threads: number, linked?: Uint8Array): Promise<void>;
   search(queries: Vectors, k: number, threads: number): [BigUint64Array, Float32Array, Uint32Array];
   contains(keys: BigUint64Array): boolean[];
   gather(keys: BigUint64Array, out: Int8Array): number;
@@ -83,7 +88,7 @@ class VecsyncGraph implements Graph {
 
   constructor(Native: new (...args: unknown[]) => unknown, dims: number, params: IndexParams, expansionSearch: number) {
     this.native = new Native(dims, "cos", params.scalar, params.connectivity, params.expansionAdd, expansionSearch, CONTEXTS_PER_THREAD * Math.max(1, params.threads)) as NativeGraph;
-    this.addAsync = (keys, vectors, threads) => this.native.addAsync(keys, vectors, threads);
+    this.addAsync = (keys, vectors, threads, linked) => this.native.addAsync(keys, vectors, threads, linked);
     this.gather = params.scalar === "i8" ? (keys, out) => this.native.gather(keys, out) : null;
   }
 

@@ -148,22 +148,30 @@ export class HnswIndex {
    * version replaced or deleted while its insertion ran would escape that count, or, retired
    * between the insertion's end and this method's, be counted twice. So keys in flight are not
    * "held" for `has`, and those whose row version stopped being current are counted here.
+   *
+   * Answers, where the binding tells it, each row's back links once all are in (graph.ts
+   * `addAsync`'s `linked`: 0 a stray at the base level, 255 a version already held); else null.
    */
-  async addAsync(rids: ArrayLike<number>, versions: ArrayLike<number>, vectors: Vectors, isCurrent: IsCurrent): Promise<void> {
-    if (rids.length === 0) return;
-    if (!this.graph.addAsync) return this.add(rids, versions, vectors);
+  async addAsync(rids: ArrayLike<number>, versions: ArrayLike<number>, vectors: Vectors, isCurrent: IsCurrent): Promise<Uint8Array | null> {
+    if (rids.length === 0) return new Uint8Array(0);
+    if (!this.graph.addAsync) {
+      this.add(rids, versions, vectors);
+      return null;
+    }
+    const linked = new Uint8Array(rids.length);
     const keys = keysOf(rids, versions);
     const present = this.graph.contains(keys);
     const fresh = keys.filter((_, i) => !present[i]);
     for (const key of fresh) this.flying.add(key);
     try {
-      await this.graph.addAsync(keys, vectors, this.params.threads);
+      await this.graph.addAsync(keys, vectors, this.params.threads, linked);
     } finally {
       for (const key of fresh) this.flying.delete(key);
     }
     const words = keyWords(fresh);
     for (let i = 0; i < fresh.length; i++) if (!isCurrent(words[2 * i]!, words[2 * i + 1]!)) this.dead++;
     this.onAdded?.(rids, versions);
+    return linked;
   }
 
   /** For each (rid, version): is that key in the index (and not still being inserted)? */
