@@ -150,7 +150,7 @@ class Graph : public Napi::ObjectWrap<Graph> {
         Napi::TypedArray vectors;
         void const* data;
         std::size_t n, threads;
-        /** addAsync's optional 4th argument: a Uint8Array of n, for `add_rows`' `linked`. */
+        /** The optional 4th argument: a Uint8Array of n, for `add_rows`' `linked`. */
         Napi::Uint8Array linked;
     };
     AddInput add_input(Napi::CallbackInfo const& info) {
@@ -300,12 +300,14 @@ Graph::Graph(Napi::CallbackInfo const& info) : Napi::ObjectWrap<Graph>(info) {
     if (!native_->try_reserve(index_limits_t(16, contexts_))) throw Napi::Error::New(env, "out of memory");
 }
 
-// add(keys: BigUint64Array, vectors: Float32Array | Int8Array, threads)
+// add(keys: BigUint64Array, vectors: Float32Array | Int8Array, threads, linked?: Uint8Array); `linked`
+// as addAsync's.
 void Graph::Add(Napi::CallbackInfo const& info) {
     AddInput in = add_input(info);
     std::lock_guard<std::mutex> lock(mutate_);
     if (!reserve_for(in.n)) throw Napi::Error::New(info.Env(), "failed to reserve memory");
-    std::string error = add_any(in.keys.Data(), in.data, in.vectors.TypedArrayType(), in.n, in.threads);
+    std::uint8_t* linked = in.linked.IsEmpty() ? nullptr : static_cast<std::uint8_t*>(in.linked.ArrayBuffer().Data()) + in.linked.ByteOffset();
+    std::string error = add_any(in.keys.Data(), in.data, in.vectors.TypedArrayType(), in.n, in.threads, linked);
     if (!error.empty()) throw Napi::Error::New(info.Env(), error);
 }
 

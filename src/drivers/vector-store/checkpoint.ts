@@ -61,6 +61,8 @@ export interface CheckpointMeta {
 export interface StrayState {
   checkedAll: boolean;
   sweepMs: number;
+  /** Rows off the stray list not yet searched for (sweeper.ts): saved as strays, so a restart scores them exactly. */
+  unverifiedRows: readonly number[];
 }
 
 export type LoadedCheckpoint = { ok: true; index: HnswIndex; meta: CheckpointMeta } | { ok: false; problem: string };
@@ -140,9 +142,11 @@ async function fileCrc32Async(path: string): Promise<number> {
 }
 
 function strayFields(index: HnswIndex, strays: StrayState): Pick<CheckpointMeta, "strays" | "straysChecked" | "sweepMs" | "strayDepth" | "codesChecked"> {
+  // Rows not yet searched for may be strays: listed, a restart scores them exactly until its sweep.
+  const listed = strays.unverifiedRows.length === 0 ? index.strays : new Set([...index.strays, ...strays.unverifiedRows]);
   return {
-    strays: [...index.strays].slice(0, MAX_SAVED_STRAYS),
-    straysChecked: strays.checkedAll && index.strays.size <= MAX_SAVED_STRAYS,
+    strays: [...listed].slice(0, MAX_SAVED_STRAYS),
+    straysChecked: strays.checkedAll && listed.size <= MAX_SAVED_STRAYS,
     sweepMs: Math.round(strays.sweepMs),
     strayDepth: searchBreadth(index.liveSize, index.params.expansionSearch),
     codesChecked: index.params.scalar === "i8",

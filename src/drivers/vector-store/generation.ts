@@ -8,6 +8,7 @@ import type { Client } from "@libsql/client";
 import { calibratable, calibrate, isStale } from "./calibration.ts";
 import { addInSteps, buildCompacted } from "./compaction.ts";
 import { removeCheckpointFiles, rewriteStrays, writeCheckpoint } from "./checkpoint.ts";
+import { type Added, byBackLinks } from "./back-links.ts";
 import { addCurrentVersions, HnswIndex } from "./hnsw.ts";
 import { Mutex } from "./lock.ts";
 import { Mirror, type MirrorMemory } from "./mirror.ts";
@@ -17,7 +18,8 @@ import { recordCheckpoint } from "./registry.ts";
 import { checkpointDue, LOAD_CHECKED_ROWS, REBUILD_STEP_ROWS, restore, uncheckedSince } from "./restart.ts";
 import { LaterIndexer } from "./later.ts";
 import { Pacer, Steps } from "./pace.ts";
-import { checkStrays, StraySweeper } from "./strays.ts";
+import { checkStrays } from "./strays.ts";
+import { StraySweeper } from "./sweeper.ts";
 import type { GenerationRef } from "./rows.ts";
 import type { CollectionStatus, GenerationSpec, IndexParams, MetadataValue, UpsertRow } from "./types.ts";
 
@@ -221,8 +223,7 @@ export class Generation implements GenerationRef {
       if (changed.has(row)) this.mirror.set(row.rid, row.vector, row.metadata, row.pk, row.text, row.vecSeq);
       else this.mirror.setMetadata(row.rid, row.metadata);
     }
-    addCurrentVersions(this.hnsw, this.mirror, rids);
-    if (this.status === "ready") checkStrays(this.hnsw, this.mirror, rids);
+    this.checkAdded(addCurrentVersions(this.hnsw, this.mirror, rids));
     if (rids.length > 0) this.sweeper.noteWrite(rids.length);
     this.applyDelete(changes.gone);
     this.appliedSeq = Math.max(this.appliedSeq, changes.seq);
@@ -262,11 +263,23 @@ export class Generation implements GenerationRef {
     if (!hadCodes && this.mirror.indexGetsCodes) this.sweeper.owe();
     if (indexLater) this.later.note(order);
     else {
-      addCurrentVersions(this.hnsw, this.mirror, order);
-      if (this.status === "ready") checkStrays(this.hnsw, this.mirror, order);
+      this.checkAdded(addCurrentVersions(this.hnsw, this.mirror, order));
     }
     this.writtenSinceCheckpoint += order.length;
     this.sweeper.noteWrite(order.length);
+  }
+
+  /** Rows a write just added: those with few back links searched for now, the others once the writes pause (back-links.ts). */
+  private checkAdded(added: Added): void {
+    if (this.status !== "ready") return;
+    const { now, later } = byBackLinks(this.hnsw, this.mirror, added);
+    checkStrays(this.hnsw, this.mirror, now);
+    this.verifyLater(later);
+  }
+
+  /** Rows taken off the stray list by their back links (later.ts too): searched for in the next quiet spell. */
+  verifyLater(rids: number[]): void {
+    this.sweeper.verifyLater(rids);
   }
 
   applyDelete(rids: number[]): void {

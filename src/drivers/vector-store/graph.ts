@@ -23,8 +23,13 @@ export interface Graph {
   readonly binding: "vecsync" | "stock";
   size(): number;
   capacity(): number;
-  /** Adds rows whose keys are absent (present ones are skipped). While an `addAsync` runs, waits for it. */
-  add(keys: BigUint64Array, vectors: Vectors, threads: number): void;
+  /**
+   * Adds rows whose keys are absent (present ones are skipped). While an `addAsync` runs, waits
+   * for it. `linked` is filled as `addAsync`'s where the binding counts back links (`countsLinks`).
+   */
+  add(keys: BigUint64Array, vectors: Vectors, threads: number, linked?: Uint8Array): void;
+  /** Whether `add` and `addAsync` fill `linked` (back-links.ts). */
+  readonly countsLinks: boolean;
   /**
    * The same, on a thread of its own; the arrays must not change until it settles. Null: not
    * offered. `linked`, given (keys.length bytes), is filled once every row is in: for each row
@@ -70,7 +75,7 @@ export function openGraph(dims: number, params: IndexParams, expansionSearch: nu
 type NativeGraph = {
   size(): number;
   capacity(): number;
-  add(keys: BigUint64Array, vectors: Vectors, threads: number): void;
+  add(keys: BigUint64Array, vectors: Vectors, threads: number, linked?: Uint8Array): void;
   addAsync(keys: BigUint64Array, vectors: Vectors, threads: number, linked?: Uint8Array): Promise<void>;
   search(queries: Vectors, k: number, threads: number): [BigUint64Array, Float32Array, Uint32Array];
   contains(keys: BigUint64Array): boolean[];
@@ -82,6 +87,7 @@ type NativeGraph = {
 
 class VecsyncGraph implements Graph {
   readonly binding = "vecsync";
+  readonly countsLinks = true;
   private readonly native: NativeGraph;
   readonly addAsync: Graph["addAsync"];
   readonly gather: Graph["gather"];
@@ -94,7 +100,7 @@ class VecsyncGraph implements Graph {
 
   size = () => this.native.size();
   capacity = () => this.native.capacity();
-  add = (keys: BigUint64Array, vectors: Vectors, threads: number) => this.native.add(keys, vectors, threads);
+  add = (keys: BigUint64Array, vectors: Vectors, threads: number, linked?: Uint8Array) => this.native.add(keys, vectors, threads, linked);
   contains = (keys: BigUint64Array) => this.native.contains(keys);
   save = (path: string) => this.native.save(path);
   saveAsync = (path: string) => this.native.saveAsync(path);
@@ -110,6 +116,8 @@ const SCALARS: Record<ScalarKindName, ScalarKind> = { f32: ScalarKind.F32, f16: 
 
 class StockGraph implements Graph {
   readonly binding = "stock";
+  /** The package's binding exposes no neighbour lists: every added row is searched for. */
+  readonly countsLinks = false;
   readonly addAsync = null;
   /** The package's binding reads a vector back only as f32, one key a call: too slow to serve a mirror's scans. */
   readonly gather = null;

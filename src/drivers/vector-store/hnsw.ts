@@ -20,6 +20,7 @@
 // are skipped in results and counted, and the generation compacts (rebuilds) the index once the
 // dead share passes COMPACT_DEAD_SHARE. Files we write therefore never hold a deleted slot,
 // and checkpoint.ts refuses any file that does before usearch sees it.
+import type { Added } from "./back-links.ts";
 import { type Binding, type Graph, openGraph, rowsOf, type Vectors } from "./graph.ts";
 import { GATHER_ROWS, type Mirror } from "./mirror.ts";
 import { searchBreadth } from "./planner.ts";
@@ -128,11 +129,16 @@ export class HnswIndex {
     return this.size - this.dead;
   }
 
-  /** Adds row versions not yet present (a replay may offer one twice). `vectors`: n × dims, offset 0. */
-  add(rids: ArrayLike<number>, versions: ArrayLike<number>, vectors: Vectors): void {
-    if (rids.length === 0) return;
-    this.graph.add(keysOf(rids, versions), vectors, this.params.threads);
+  /**
+   * Adds row versions not yet present (a replay may offer one twice). `vectors`: n × dims, offset 0.
+   * Answers each row's back links where the binding counts them (as `addAsync`), else null.
+   */
+  add(rids: ArrayLike<number>, versions: ArrayLike<number>, vectors: Vectors): Uint8Array | null {
+    const linked = this.graph.countsLinks ? new Uint8Array(rids.length) : null;
+    if (rids.length === 0) return linked;
+    this.graph.add(keysOf(rids, versions), vectors, this.params.threads, linked ?? undefined);
     this.onAdded?.(rids, versions);
+    return linked;
   }
 
   /** Whether adds can run off the event loop (`addAsync` without waiting on it). */
@@ -149,15 +155,12 @@ export class HnswIndex {
    * between the insertion's end and this method's, be counted twice. So keys in flight are not
    * "held" for `has`, and those whose row version stopped being current are counted here.
    *
-   * Answers, where the binding tells it, each row's back links once all are in (graph.ts
+   * Answers, where the binding counts them, each row's back links once all are in (graph.ts
    * `addAsync`'s `linked`: 0 a stray at the base level, 255 a version already held); else null.
    */
   async addAsync(rids: ArrayLike<number>, versions: ArrayLike<number>, vectors: Vectors, isCurrent: IsCurrent): Promise<Uint8Array | null> {
     if (rids.length === 0) return new Uint8Array(0);
-    if (!this.graph.addAsync) {
-      this.add(rids, versions, vectors);
-      return null;
-    }
+    if (!this.graph.addAsync) return this.add(rids, versions, vectors);
     const linked = new Uint8Array(rids.length);
     const keys = keysOf(rids, versions);
     const present = this.graph.contains(keys);
@@ -310,14 +313,19 @@ export class HnswIndex {
 /**
  * (Re-)adds rids' current versions from the mirror, in gather-sized batches (ascending rids: one
  * slab each, so each batch is one gather). Versions already in the index are skipped (`add`).
+ * Answers what it added, with the back links where the binding counts them (back-links.ts).
  */
-export function addCurrentVersions(index: HnswIndex, mirror: Mirror, rids: number[]): void {
+export function addCurrentVersions(index: HnswIndex, mirror: Mirror, rids: number[]): Added {
   const sorted = Float64Array.from(rids).sort();
+  const versions = Array.from(sorted, (rid) => mirror.versionOf(rid) % 2 ** 32);
+  let linked: Uint8Array | null = new Uint8Array(sorted.length);
   for (let i = 0; i < sorted.length; ) {
     const vectors = mirror.gatherForIndex(sorted, i, GATHER_ROWS).slice();
     const n = vectors.length / mirror.dims;
-    const step = sorted.subarray(i, i + n);
-    index.add(step, Array.from(step, (rid) => mirror.versionOf(rid)), vectors);
+    const part = index.add(sorted.subarray(i, i + n), versions.slice(i, i + n), vectors);
+    if (part) linked?.set(part, i);
+    else linked = null;
     i += n;
   }
+  return { rids: sorted, versions, linked };
 }

@@ -17,6 +17,7 @@
 // the last batch's checks in steps. Only the check is then loop work.
 import { foreground } from "../../shared/foreground.ts";
 import type { Vectors } from "./graph.ts";
+import { type Added, byBackLinks } from "./back-links.ts";
 import { addCurrentVersions, type HnswIndex } from "./hnsw.ts";
 import { GATHER_ROWS, type Mirror } from "./mirror.ts";
 import { Steps } from "./pace.ts";
@@ -30,6 +31,8 @@ type Owner = {
   readonly closed: boolean;
   /** Logs a failure of background work that went on without it. */
   failed(event: string, error: unknown): void;
+  /** Rows taken off the stray list by their back links, to be searched for once the writes pause (sweeper.ts). */
+  verifyLater(rids: number[]): void;
 };
 
 /** Rows that may wait for the graph before the next `indexLater` write waits for them. */
@@ -40,15 +43,6 @@ export const BACKLOG = 1024;
  * loop's turns, few enough that they wait briefly as strays (a quarter of BACKLOG).
  */
 const OFF_LOOP_ROWS = 256;
-
-/**
- * Back links enough to call a row found without searching for it (`unlinked`). Probes of 100k
- * rows × 256 (random) and 50k × 768 (clustered) at connectivity 16, searching every row by its
- * own vector at depth 400 right after its batch went in: no row with 4 or more back links was
- * missed; 2 of 100k with one were. At connectivity 16 a row has ~9-32; at 4, a fifth of rows have
- * fewer than 4 and are searched for; at 2 nearly all.
- */
-export const LINKS_FOUND = 4;
 
 export class LaterIndexer {
   private readonly waiting = new Set<number>();
@@ -137,8 +131,11 @@ export class LaterIndexer {
           continue;
         }
         this.steps.run(step.length, () => {
-          addCurrentVersions(hnsw, mirror, step);
-          if (status === "ready") this.deeper.checkFirst(hnsw, mirror, step);
+          const added = addCurrentVersions(hnsw, mirror, step);
+          if (status !== "ready") return;
+          const { now, later } = byBackLinks(hnsw, mirror, added);
+          this.deeper.checkFirst(hnsw, mirror, now);
+          this.owner.verifyLater(later);
         });
         this.wakeSettled();
       } else if (this.deeper.waiting > 0) {
@@ -166,10 +163,8 @@ export class LaterIndexer {
    * replaced meanwhile: a compaction's index holds every live row's current version when it is
    * swapped in (compaction.ts), and its sweep follows.
    *
-   * A row enough neighbours link back to is found (the binding counted its back links once the
-   * batch was in: LINKS_FOUND); the rest, and every row where the binding does not tell, are
-   * queued for the search passes (strays.ts DeeperChecks). Those searches were about a quarter
-   * of a 1M-row build's CPU.
+   * Rows with few back links are queued for the search passes (strays.ts DeeperChecks); the
+   * others leave the stray list and are searched for once the writes pause (back-links.ts).
    */
   private async addOffLoop(hnsw: HnswIndex, mirror: Mirror, rids: number[]): Promise<void> {
     this.inFlight = rids.length;
@@ -189,28 +184,13 @@ export class LaterIndexer {
     } finally {
       this.inFlight = 0;
     }
-    if (this.owner.hnsw === hnsw && this.owner.status === "ready") this.deeper.hold(hnsw, unlinked(hnsw, mirror, added), 0);
+    if (this.owner.hnsw === hnsw && this.owner.status === "ready") {
+      const { now, later } = byBackLinks(hnsw, mirror, added);
+      this.deeper.hold(hnsw, now, 0);
+      this.owner.verifyLater(later);
+    }
     this.wakeSettled();
   }
-}
-
-type Added = { rids: ArrayLike<number>; versions: ArrayLike<number>; linked: Uint8Array | null };
-
-/**
- * The live rows of an insertion still to be searched for: those with fewer than LINKS_FOUND back
- * links, and those whose version changed meanwhile (the new one waits for its own insertion).
- * The others leave the stray list.
- */
-function unlinked(hnsw: HnswIndex, mirror: Mirror, { rids, versions, linked }: Added): number[] {
-  const rest: number[] = [];
-  for (let i = 0; i < rids.length; i++) {
-    const rid = rids[i]!;
-    if (!mirror.isLive(rid)) continue;
-    const links = linked?.[i] ?? 0;
-    if (links >= LINKS_FOUND && links < 255 && mirror.isCurrent(rid, versions[i]!)) hnsw.strays.delete(rid);
-    else rest.push(rid);
-  }
-  return rest;
 }
 
 /** `addCurrentVersions` (hnsw.ts) as one insertion off the event loop (HnswIndex.addAsync). */

@@ -1,15 +1,24 @@
-// Back links (native/graph/graph.cpp `back_links`): an insertion off the event loop tells, for each
-// row it added, how many of its base-level neighbours link back to it. The later indexer lets a
-// row with LINKS_FOUND or more leave the stray list without searching for it (later.ts `unlinked`),
-// and searches only for the rest. What must hold: a row let go that way is found by its own vector.
-// Small graphs (connectivity 2, random vectors) leave many rows with few or none, so all kinds
-// occur, and rows with one to three back links that no search reaches (a sparse graph's islands).
+// Back links (native/graph/graph.cpp `back_links`): an insertion tells, for each row it added, how
+// many of its base-level neighbours link back to it. A row with LINKS_FOUND or more leaves the
+// stray list without a search (back-links.ts) and is searched for once the writes pause
+// (sweeper.ts); only the rest are searched for at once. What must hold: after those searches the
+// stray list is what searches for every row say, and until then a checkpoint lists them.
+// Small graphs leave many rows with few back links or none: at connectivity 2 (random vectors)
+// most rows have fewer than LINKS_FOUND, and some with one to three no search reaches (a sparse
+// graph's islands); at 4, most rows have enough, and a few are strays.
 import { describe, expect, test } from "bun:test";
 import { openGraph } from "../../../src/drivers/vector-store/graph.ts";
 import { HnswIndex, keyOf } from "../../../src/drivers/vector-store/hnsw.ts";
-import { LaterIndexer, LINKS_FOUND } from "../../../src/drivers/vector-store/later.ts";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { byBackLinks, LINKS_FOUND } from "../../../src/drivers/vector-store/back-links.ts";
+import { writeCheckpoint } from "../../../src/drivers/vector-store/checkpoint.ts";
+import { addCurrentVersions } from "../../../src/drivers/vector-store/hnsw.ts";
+import { LaterIndexer } from "../../../src/drivers/vector-store/later.ts";
 import { Mirror } from "../../../src/drivers/vector-store/mirror.ts";
 import { checkStrays } from "../../../src/drivers/vector-store/strays.ts";
+import { StraySweeper } from "../../../src/drivers/vector-store/sweeper.ts";
 import type { IndexParams } from "../../../src/drivers/vector-store/types.ts";
 import { mulberry32 } from "../../../src/shared/prng.ts";
 
@@ -17,6 +26,8 @@ const DIMS = 64;
 // One thread: the same graph every run, so the counts below are the same every run.
 const PARAMS: IndexParams = { scalar: "i8", connectivity: 2, expansionAdd: 16, expansionSearch: 16, threads: 1 };
 const ROWS = 3000;
+/** The writes' graphs: most rows decided by back links, some searched for, a few of those strays. */
+const WRITES: IndexParams = { ...PARAMS, connectivity: 4, expansionSearch: 64 };
 /** Deep enough that a row it misses is truly cut off (checks go to ~400 at most: planner.ts searchBreadth). */
 const DEEP = 400;
 
@@ -82,29 +93,104 @@ describe("vecsync binding: back links", () => {
   });
 });
 
-describe("the later indexer decides rows by their back links", () => {
-  test("after an insertion off the loop, the stray list holds exactly the rows a search by their own vector misses", async () => {
-    const failures: string[] = [];
-    const spec = { dimensions: DIMS, metadata: [], numericPk: false };
-    const owner = { hnsw: new HnswIndex(DIMS, PARAMS, "vecsync"), mirror: new Mirror(spec), status: "ready" as const, closed: false, failed: (event: string, error: unknown) => failures.push(`${event}: ${error}`) };
-    const data = unitVectors(ROWS, 9);
-    const rowOf = (rid: number) => data.subarray(rid * DIMS, (rid + 1) * DIMS);
-    for (let rid = 0; rid < ROWS; rid++) owner.mirror.set(rid, rowOf(rid), [], `p${rid}`, "t", 1);
-    // Most rows placed already, as a fill's earlier pages; the last 256 (one insertion, later.ts OFF_LOOP_ROWS) noted now.
-    const placed = ROWS - 256;
-    owner.hnsw.add(Float64Array.from({ length: placed }, (_, i) => i), new Array(placed).fill(1), data.slice(0, placed * DIMS));
-    const later = new LaterIndexer(owner);
-    const noted = Array.from({ length: 256 }, (_, i) => placed + i);
-    later.note(noted);
-    for (const rid of noted) expect(owner.hnsw.strays.has(rid)).toBe(true);
+function worldOf(binding: "vecsync" | "stock") {
+  const failures: string[] = [];
+  const later: number[] = [];
+  const spec = { dimensions: DIMS, metadata: [], numericPk: false };
+  const owner = {
+    hnsw: new HnswIndex(DIMS, WRITES, binding),
+    mirror: new Mirror(spec),
+    status: "ready" as const,
+    closed: false,
+    failed: (event: string, error: unknown) => failures.push(`${event}: ${error}`),
+    verifyLater: (rids: number[]) => later.push(...rids),
+  };
+  const data = unitVectors(ROWS, 9);
+  for (let rid = 0; rid < ROWS; rid++) owner.mirror.set(rid, data.subarray(rid * DIMS, (rid + 1) * DIMS), [], `p${rid}`, "t", 1);
+  // Most rows placed already, as a fill's earlier pages; the last 256 (one insertion off the loop, later.ts OFF_LOOP_ROWS) written now.
+  const placed = ROWS - 256;
+  owner.hnsw.add(Float64Array.from({ length: placed }, (_, i) => i), new Array(placed).fill(1), data.slice(0, placed * DIMS));
+  const noted = Array.from({ length: 256 }, (_, i) => placed + i);
+  for (const rid of noted) owner.hnsw.strays.add(rid); // a written row is listed until decided
+  return { owner, noted, later, failures };
+}
+
+/**
+ * The rows a write left for later are off the stray list, and most rows went that way; the rest
+ * were searched for, and the list holds those the searches missed. Then the searches for the rows
+ * left for later (what the sweeper does once the writes pause): the list is what searches for
+ * every written row say, and here some well-linked rows were among them.
+ */
+function expectDecided(world: ReturnType<typeof worldOf>): void {
+  const { owner, noted, later } = world;
+  const listed = () => noted.filter((rid) => owner.hnsw.strays.has(rid));
+  expect(later.length).toBeGreaterThan(256 / 2);
+  for (const rid of later) expect(owner.hnsw.strays.has(rid)).toBe(false);
+  const searched = noted.filter((rid) => !later.includes(rid));
+  const before = listed();
+  checkStrays(owner.hnsw, owner.mirror, searched, "all");
+  expect(listed()).toEqual(before);
+  checkStrays(owner.hnsw, owner.mirror, later, "all");
+  expect(listed().length).toBeGreaterThan(before.length);
+  const after = listed();
+  checkStrays(owner.hnsw, owner.mirror, noted, "all");
+  expect(listed()).toEqual(after);
+}
+
+describe("rows decided by their back links", () => {
+  test("the later indexer, inserting off the loop: rows with few back links searched for at once, the others left for later", async () => {
+    const world = worldOf("vecsync");
+    const later = new LaterIndexer(world.owner);
+    later.note(world.noted);
     await later.idle();
-    expect(failures).toEqual([]);
-    const listed = noted.filter((rid) => owner.hnsw.strays.has(rid));
-    // Some were left to the searches (too few back links), and some of those the searches did not find.
-    expect(listed.length).toBeGreaterThan(0);
-    expect(listed.length).toBeLessThan(256 / 2);
-    // The searches' own verdict on every noted row, now: the same list.
-    checkStrays(owner.hnsw, owner.mirror, noted, "all");
-    expect(noted.filter((rid) => owner.hnsw.strays.has(rid))).toEqual(listed);
+    expect(world.failures).toEqual([]);
+    expectDecided(world);
+  });
+
+  test("a write added on the loop (generation.ts checkAdded): the same", () => {
+    const world = worldOf("vecsync");
+    const { hnsw, mirror } = world.owner;
+    const { now, later } = byBackLinks(hnsw, mirror, addCurrentVersions(hnsw, mirror, world.noted));
+    checkStrays(hnsw, mirror, now);
+    world.later.push(...later);
+    expectDecided(world);
+  });
+
+  test("the stock binding counts no back links: every written row is searched for at once", () => {
+    const world = worldOf("stock");
+    const { hnsw, mirror } = world.owner;
+    const added = addCurrentVersions(hnsw, mirror, world.noted);
+    expect(added.linked).toBeNull();
+    expect(byBackLinks(hnsw, mirror, added)).toEqual({ now: world.noted, later: [] });
+    for (const rid of world.noted) expect(hnsw.strays.has(rid)).toBe(true);
+  });
+
+  test("the sweeper searches for the rows left for later once asked, and a checkpoint meanwhile lists them as strays", async () => {
+    const world = worldOf("vecsync");
+    const { hnsw, mirror } = world.owner;
+    const host = { hnsw, mirror, closed: false, status: "ready" as const, straysSwept: () => {} };
+    const sweeper = new StraySweeper(host, () => {});
+    sweeper.resume(1_000); // a load whose list was whole: no sweep due
+    const { now, later } = byBackLinks(hnsw, mirror, addCurrentVersions(hnsw, mirror, world.noted));
+    checkStrays(hnsw, mirror, now);
+    sweeper.verifyLater(later);
+    expect(sweeper.pending).toBe(true);
+    expect(sweeper.checkedAll).toBe(true);
+    const dir = mkdtempSync(join(tmpdir(), "vecsync-back-links-"));
+    try {
+      const meta = await writeCheckpoint(dir, "vt", 1, 1, hnsw, sweeper);
+      expect(meta.straysChecked).toBe(true);
+      expect(new Set(meta.strays)).toEqual(new Set([...hnsw.strays, ...later]));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    await sweeper.now();
+    expect(sweeper.pending).toBe(false);
+    expect(sweeper.unverifiedRows).toEqual([]);
+    // The list is now what searches for every written row say.
+    const listed = world.noted.filter((rid) => hnsw.strays.has(rid));
+    checkStrays(hnsw, mirror, world.noted, "all");
+    expect(world.noted.filter((rid) => hnsw.strays.has(rid))).toEqual(listed);
+    expect(listed.some((rid) => later.includes(rid))).toBe(true);
   });
 });

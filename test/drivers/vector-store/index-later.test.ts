@@ -5,6 +5,7 @@ import { describe, expect, test } from "bun:test";
 import { HnswIndex } from "../../../src/drivers/vector-store/hnsw.ts";
 import { BACKLOG, LaterIndexer } from "../../../src/drivers/vector-store/later.ts";
 import { Mirror } from "../../../src/drivers/vector-store/mirror.ts";
+import { checkStrays } from "../../../src/drivers/vector-store/strays.ts";
 import { makeWorld, pks, productRows, SPEC } from "./helpers.ts";
 
 describe("happy", () => {
@@ -57,6 +58,7 @@ describe.each(["vecsync", "stock"] as const)("a writer ahead of the graph (fills
       status: "ready" as const,
       closed: false,
       failed: (event: string, error: unknown) => failures.push(`${event}: ${error}`),
+      verifyLater: (rids: number[]) => checkStrays(owner.hnsw, owner.mirror, rids), // what the sweeper does once the writes pause
     };
     const later = new LaterIndexer(owner);
     const rows = productRows(4 * BACKLOG, SPEC.dimensions, 3);

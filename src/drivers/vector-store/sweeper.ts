@@ -1,0 +1,193 @@
+// The stray sweeps (strays.ts says what strays are): every live row searched for by its own
+// vector after each load and rebuild, and after quiet spells in the writes once enough were
+// written; and the rows a write left unverified (decided by their back links, back-links.ts)
+// searched for in the next quiet spell, unless a sweep covers them.
+import { foreground } from "../../shared/foreground.ts";
+import { Steps } from "./pace.ts";
+import { DeeperChecks } from "./strays.ts";
+import type { Mirror } from "./mirror.ts";
+import type { HnswIndex } from "./hnsw.ts";
+import type { CollectionStatus } from "./types.ts";
+
+/** A sweep starts once writes have paused this long (a backfill's pages come faster). */
+const SWEEP_QUIET_MS = 500;
+/**
+ * A sweep checks every live row, so it is not run after every quiet spell (a cdc table pauses
+ * after each change: at 100k rows that was 30 s of CPU per change). Written rows are checked at
+ * once; the rows a later insert may cut off are caught by a sweep due when writes since the last
+ * one reach 1/SWEEP_WRITE_SHARE of the live rows (≤ 8 checks per written row, amortised), or
+ * when SWEEP_COST_FACTOR × the last sweep's duration has passed (≤ ~5 % of a core).
+ */
+const SWEEP_WRITE_SHARE = 8;
+const SWEEP_COST_FACTOR = 20;
+/**
+ * While writes go on, a sweep that started in a pause takes at most this share of the event loop
+ * (it rests between steps): under a steady change stream it is background work, not a stall of
+ * every write and search behind it (a 12k-row sweep is ~4 s of CPU; a cdc table under 500
+ * changes/s pauses often enough to start one every few seconds).
+ */
+const SWEEP_BUSY_SHARE = 0.1;
+
+/** What a sweep reads of its generation (the index object changes on a rebuild). */
+export interface SweepHost {
+  readonly hnsw: HnswIndex;
+  readonly mirror: Mirror;
+  readonly closed: boolean;
+  readonly status: CollectionStatus;
+  /** A sweep made `strays` whole (checkedAll): the last checkpoint's description may say so. */
+  straysSwept(): void;
+}
+
+export class StraySweeper {
+  private sweeping: Promise<void> | null = null;
+  /** A full sweep is owed: after a load or rebuild, or once the write/time budget says so. */
+  private due = true;
+  /**
+   * Some rows in the index were placed without a check (a load or rebuild) and no full sweep has
+   * finished since: `strays` may miss some. False once one has, so a checkpoint can say its
+   * strays are the whole list (checkpoint.ts `straysChecked`). `owedAt` counts owe() calls, so a
+   * sweep that began before the latest one does not clear it.
+   */
+  private owed = true;
+  private owedAt = 0;
+  private writtenSinceSweep = 0;
+  private lastSweepEnd = 0;
+  private lastSweepMs = 0;
+  private lastWriteAt = 0;
+  private quietTimer: ReturnType<typeof setTimeout> | null = null;
+  /**
+   * Rows a write took off the stray list by their back links (back-links.ts), not yet searched
+   * for: a search by its own vector at the depth searches run at may still miss a row well
+   * linked (right after its insertion, 22 of 100k × 768 clustered rows at ef 64, 149 of 100k ×
+   * 256 random). Searched for in the next quiet spell, unless a sweep that covers them runs
+   * first (a fill's); meanwhile a checkpoint lists them as strays (`unverifiedRows`).
+   */
+  private unverified: number[] = [];
+
+  constructor(
+    private readonly host: SweepHost,
+    private readonly report: (event: string, fields: Record<string, unknown>) => void,
+  ) {}
+
+  /** A load or rebuild placed rows without checking them: sweep all of them. */
+  owe(): void {
+    this.due = true;
+    this.owed = true;
+    this.owedAt++;
+  }
+
+  /** A new, empty index: every row it will hold is checked as it is written. */
+  startEmpty(): void {
+    this.owed = false;
+  }
+
+  /**
+   * A load whose checkpoint listed every stray (and whose rows added since were checked): no sweep
+   * is owed; the write/time budget goes on from the last full sweep's duration (`sweepMs`).
+   */
+  resume(sweepMs: number): void {
+    this.due = false;
+    this.owed = false;
+    this.lastSweepEnd = performance.now();
+    this.lastSweepMs = sweepMs;
+  }
+
+  /**
+   * `strays` is as whole as a running index keeps it: no sweep owed since a load or rebuild, and
+   * none due by the write budget (rows written since the last sweep may have cut earlier rows
+   * off: 1M rows checked only as they were written listed 507 strays; a sweep of the built
+   * graph finds 6,834). What a checkpoint may record as complete.
+   */
+  get checkedAll(): boolean {
+    return !this.owed && !this.due;
+  }
+
+  /** The last full sweep's duration (ms), 0 before one: the time budget's unit (noteWrite). */
+  get sweepMs(): number {
+    return this.lastSweepMs;
+  }
+
+  /** `rows` were written (each checked, or left to `verifyLater`): sweep once the writes pause, if the budget allows. */
+  noteWrite(rows: number): void {
+    this.writtenSinceSweep += rows;
+    this.lastWriteAt = performance.now();
+    const byRows = this.writtenSinceSweep * SWEEP_WRITE_SHARE >= this.host.mirror.liveCount;
+    const byTime = this.writtenSinceSweep > 0 && performance.now() - this.lastSweepEnd >= SWEEP_COST_FACTOR * this.lastSweepMs;
+    if (!byRows && !byTime) return;
+    this.due = true;
+    this.afterQuiet();
+  }
+
+  /** Rows a write took off the stray list unsearched (back-links.ts): searched for once the writes pause. */
+  verifyLater(rids: number[]): void {
+    if (rids.length === 0) return;
+    for (const rid of rids) this.unverified.push(rid);
+    this.lastWriteAt = performance.now();
+    this.afterQuiet();
+  }
+
+  /** Rows not yet searched for, which a checkpoint lists beside the strays. */
+  get unverifiedRows(): readonly number[] {
+    return this.unverified;
+  }
+
+  private afterQuiet(): void {
+    if (this.quietTimer) clearTimeout(this.quietTimer);
+    this.quietTimer = setTimeout(() => void this.now(), SWEEP_QUIET_MS);
+    this.quietTimer.unref?.();
+  }
+
+  /** Is a sweep or a search for unverified rows running, or due on a ready index? */
+  get pending(): boolean {
+    return this.sweeping !== null || ((this.due || this.unverified.length > 0) && this.host.status === "ready" && !this.host.closed);
+  }
+
+  /** Runs sweeps until none is due, and searches for the unverified rows; resolves when done (at once when the index is not ready). */
+  now(): Promise<void> {
+    if (this.sweeping || this.host.closed || this.host.status !== "ready") return this.sweeping ?? Promise.resolve();
+    this.sweeping = (async () => {
+      while ((this.due || this.unverified.length > 0) && !this.host.closed && this.host.status === "ready") {
+        const rows = this.unverified;
+        this.unverified = []; // a sweep reads every live row, these among them
+        if (!this.due) {
+          await this.check(rows);
+          continue;
+        }
+        this.due = false;
+        this.writtenSinceSweep = 0;
+        const started = performance.now();
+        const owedAt = this.owedAt;
+        if ((await this.check(this.host.mirror.liveRids())) && owedAt === this.owedAt) this.owed = false;
+        this.lastSweepEnd = performance.now();
+        this.lastSweepMs = this.lastSweepEnd - started;
+      }
+      if (this.checkedAll && !this.host.closed) this.host.straysSwept();
+    })()
+      .catch((e) => this.report("vector_store.upkeep_failed", { error: String(e) }))
+      .finally(() => (this.sweeping = null));
+    return this.sweeping;
+  }
+
+  /** Searches for these rows, a step at a time; abandoned if the index is replaced (a rebuild sweeps anew). True when it checked them all. */
+  private async check(rows: ArrayLike<number>): Promise<boolean> {
+    const { hnsw, mirror } = this.host;
+    const rids = rows instanceof Uint32Array ? rows : Uint32Array.from(rows);
+    const steps = new Steps(8, 512);
+    const deeper = new DeeperChecks();
+    for (let i = 0; i < rids.length || deeper.waiting > 0; ) {
+      if (this.host.closed || this.host.hnsw !== hnsw) return false;
+      const started = performance.now();
+      if (deeper.full || i >= rids.length) deeper.run(hnsw, mirror);
+      else {
+        const step = Array.from(rids.subarray(i, (i += steps.size))).filter((rid) => mirror.isLive(rid));
+        steps.run(step.length, () => deeper.checkFirst(hnsw, mirror, step));
+      }
+      const took = performance.now() - started;
+      const writing = performance.now() - this.lastWriteAt < SWEEP_QUIET_MS;
+      if (writing) await new Promise((resolve) => setTimeout(resolve, (took * (1 - SWEEP_BUSY_SHARE)) / SWEEP_BUSY_SHARE));
+      await foreground.yieldTurn();
+    }
+    if (hnsw.strays.size > 0) this.report("vector_store.index_strays", { rows: hnsw.strays.size });
+    return true;
+  }
+}
