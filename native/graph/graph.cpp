@@ -39,6 +39,24 @@ namespace {
 
 std::size_t to_size(Napi::Value v) { return static_cast<std::size_t>(v.As<Napi::Number>().DoubleValue()); }
 
+/**
+ * usearch's dense index keeps its graph (`index_gt`) private and offers neighbour lists by key
+ * only: a hash lookup under a shared lock for each. Counting back links that way cost 60-75 % of
+ * the insertion itself (60k × 768); by slot, a list is one read of its node. An explicit template
+ * instantiation may name a private member ([temp.spec.general]), which is how the pointer to the
+ * graph is read here. Built against the installed package's headers; a layout change fails to
+ * compile, not at run time.
+ */
+using graph_t = index_gt<dense_t::distance_t, dense_t::vector_key_t, dense_t::compressed_slot_t, dense_t::dynamic_allocator_t, dense_t::tape_allocator_t>;
+struct GraphOf {
+    using type = graph_t* dense_t::*;
+    friend type graph_of(GraphOf);
+};
+template <typename tag_at, typename tag_at::type member_ak> struct Expose {
+    friend typename tag_at::type graph_of(tag_at) { return member_ak; }
+};
+template struct Expose<GraphOf, &dense_t::typed_>;
+
 /** The first error of a parallel loop; usearch's messages are static strings. */
 struct FirstError {
     std::atomic<bool> failed{false};
@@ -84,7 +102,7 @@ class Graph : public Napi::ObjectWrap<Graph> {
         if (error.failed) return std::string(error.message);
         if (linked)
             for_each(n, threads, [&](std::size_t i) {
-                linked[i] = slots[i] == not_added ? 255 : back_links(static_cast<default_key_t>(keys[i]), slots[i]);
+                linked[i] = slots[i] == not_added ? 255 : back_links(slots[i]);
             });
         return std::string();
     }
@@ -92,20 +110,23 @@ class Graph : public Napi::ObjectWrap<Graph> {
     /**
      * How many of the row's base-level neighbours hold a link back to it (capped at 254). With
      * none, no search can reach the row there: HNSW's pruning of those neighbours' lists cut it
-     * off (a stray, src/drivers/vector-store/strays.ts). With one, a search for its own vector
-     * that reaches that neighbour finds it. ~32 list reads, against a search's hundreds of
-     * distances. Caller holds `mutate_` (the lists do not change meanwhile).
+     * off (a stray, src/drivers/vector-store/strays.ts). With several, a search for its own vector
+     * nearly always finds it (src/drivers/vector-store/back-links.ts). ~33 list reads by slot,
+     * against a search's hundreds of distances. Caller holds `mutate_` (the lists do not change
+     * meanwhile).
      */
-    std::uint8_t back_links(default_key_t key, std::uint64_t own) const {
+    std::uint8_t back_links(std::uint64_t own) const {
+        graph_t const& graph = *(native_.get()->*graph_of(GraphOf{}));
+        auto const slot = static_cast<dense_t::compressed_slot_t>(own);
         std::size_t count = 0;
-        for (auto neighbour : native_->neighbors(key, 0)) {
-            auto theirs = native_->neighbors(get_key(neighbour), 0);
-            for (auto it = theirs.begin(); it != theirs.end(); ++it)
-                if (it.slot() == own) {
+        auto outs = graph.neighbors(slot, 0);
+        for (auto it = outs.begin(); it != outs.end() && count < 254; ++it) {
+            auto theirs = graph.neighbors(it.slot(), 0);
+            for (auto jt = theirs.begin(); jt != theirs.end(); ++jt)
+                if (jt.slot() == slot) {
                     count++;
                     break;
                 }
-            if (count == 254) break;
         }
         return static_cast<std::uint8_t>(count);
     }
