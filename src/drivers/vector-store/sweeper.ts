@@ -14,9 +14,10 @@ const SWEEP_QUIET_MS = 500;
 /**
  * A sweep checks every live row, so it is not run after every quiet spell (a cdc table pauses
  * after each change: at 100k rows that was 30 s of CPU per change). Written rows are checked at
- * once; the rows a later insert may cut off are caught by a sweep due when writes since the last
- * one reach 1/SWEEP_WRITE_SHARE of the live rows (≤ 8 checks per written row, amortised), or
- * when SWEEP_COST_FACTOR × the last sweep's duration has passed (≤ ~5 % of a core).
+ * once or in the next quiet spell (`verifyLater`); the rows a later insert may cut off are caught
+ * by a sweep due when writes since the last one reach 1/SWEEP_WRITE_SHARE of the live rows (≤ 8
+ * checks per written row, amortised), or when SWEEP_COST_FACTOR × the last sweep's duration has
+ * passed (≤ ~5 % of a core).
  */
 const SWEEP_WRITE_SHARE = 8;
 const SWEEP_COST_FACTOR = 20;
@@ -27,6 +28,13 @@ const SWEEP_COST_FACTOR = 20;
  * changes/s pauses often enough to start one every few seconds).
  */
 const SWEEP_BUSY_SHARE = 0.1;
+/**
+ * Rows left unverified (`verifyLater`) wait at most this long for a quiet spell: a steady change
+ * stream may never pause, and its rows are then searched for while it goes on (at
+ * SWEEP_BUSY_SHARE). Not while a full sweep is due, which covers them: a fill's rows wait for the
+ * sweep after it, as the rows its later inserts cut off do.
+ */
+const VERIFY_WITHIN_MS = 2_000;
 
 /** What a sweep reads of its generation (the index object changes on a rebuild). */
 export interface SweepHost {
@@ -63,10 +71,12 @@ export class StraySweeper {
    * first (a fill's); meanwhile a checkpoint lists them as strays (`unverifiedRows`).
    */
   private unverified: number[] = [];
+  private unverifiedSince = 0;
 
   constructor(
     private readonly host: SweepHost,
     private readonly report: (event: string, fields: Record<string, unknown>) => void,
+    private readonly verifyWithinMs = VERIFY_WITHIN_MS,
   ) {}
 
   /** A load or rebuild placed rows without checking them: sweep all of them. */
@@ -121,9 +131,12 @@ export class StraySweeper {
   /** Rows a write took off the stray list unsearched (back-links.ts): searched for once the writes pause. */
   verifyLater(rids: number[]): void {
     if (rids.length === 0) return;
+    const now = performance.now();
+    if (this.unverified.length === 0) this.unverifiedSince = now;
     for (const rid of rids) this.unverified.push(rid);
-    this.lastWriteAt = performance.now();
-    this.afterQuiet();
+    this.lastWriteAt = now;
+    if (!this.due && now - this.unverifiedSince >= this.verifyWithinMs) void this.now();
+    else this.afterQuiet();
   }
 
   /** Rows not yet searched for, which a checkpoint lists beside the strays. */

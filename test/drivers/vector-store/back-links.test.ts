@@ -193,4 +193,33 @@ describe("rows decided by their back links", () => {
     expect(world.noted.filter((rid) => hnsw.strays.has(rid))).toEqual(listed);
     expect(listed.some((rid) => later.includes(rid))).toBe(true);
   });
+
+  test("while writes go on without a pause, rows left for later wait no longer than the sweeper's bound", async () => {
+    const world = worldOf("vecsync");
+    const { hnsw, mirror } = world.owner;
+    const host = { hnsw, mirror, closed: false, status: "ready" as const, straysSwept: () => {} };
+    const { later } = byBackLinks(hnsw, mirror, addCurrentVersions(hnsw, mirror, world.noted));
+    const [first, second] = [later.slice(0, 50), later.slice(50)];
+    // By default they wait for a quiet spell: still listed as unverified right after the write.
+    const waiting = new StraySweeper(host, () => {});
+    waiting.resume(1_000);
+    waiting.verifyLater(first);
+    waiting.verifyLater(second);
+    expect(waiting.unverifiedRows).toEqual(later);
+    await waiting.now();
+    // Bound 0: the second write finds the first rows over it, and their search starts at once (it takes them in the same turn).
+    const bounded = new StraySweeper(host, () => {}, 0);
+    bounded.resume(1_000);
+    bounded.verifyLater(first);
+    expect(bounded.unverifiedRows).toEqual([]);
+    bounded.verifyLater(second);
+    expect(bounded.pending).toBe(true);
+    await bounded.now();
+    expect(bounded.unverifiedRows).toEqual([]);
+    expect(bounded.pending).toBe(false);
+    // Unless a full sweep is due (a fill's writes): the rows wait for it.
+    const filling = new StraySweeper(host, () => {}, 0);
+    filling.verifyLater(first); // a new sweeper owes a sweep
+    expect(filling.unverifiedRows).toEqual(first);
+  });
 });
