@@ -223,7 +223,7 @@ export class Generation implements GenerationRef {
       if (changed.has(row)) this.mirror.set(row.rid, row.vector, row.metadata, row.pk, row.text, row.vecSeq);
       else this.mirror.setMetadata(row.rid, row.metadata);
     }
-    this.checkAdded(addCurrentVersions(this.hnsw, this.mirror, rids));
+    this.checkAdded(addCurrentVersions(this.hnsw, this.mirror, rids, true));
     if (rids.length > 0) this.sweeper.noteWrite(rids.length);
     this.applyDelete(changes.gone);
     this.appliedSeq = Math.max(this.appliedSeq, changes.seq);
@@ -263,7 +263,7 @@ export class Generation implements GenerationRef {
     if (!hadCodes && this.mirror.indexGetsCodes) this.sweeper.owe();
     if (indexLater) this.later.note(order);
     else {
-      this.checkAdded(addCurrentVersions(this.hnsw, this.mirror, order));
+      this.checkAdded(addCurrentVersions(this.hnsw, this.mirror, order, true));
     }
     this.writtenSinceCheckpoint += order.length;
     this.sweeper.noteWrite(order.length);

@@ -131,10 +131,11 @@ export class HnswIndex {
 
   /**
    * Adds row versions not yet present (a replay may offer one twice). `vectors`: n × dims, offset 0.
-   * Answers each row's back links where the binding counts them (as `addAsync`), else null.
+   * With `links`, answers each row's back links where the binding counts them (as `addAsync`);
+   * else null (a rebuild or compaction, whose sweep follows, asks for none).
    */
-  add(rids: ArrayLike<number>, versions: ArrayLike<number>, vectors: Vectors): Uint8Array | null {
-    const linked = this.graph.countsLinks ? new Uint8Array(rids.length) : null;
+  add(rids: ArrayLike<number>, versions: ArrayLike<number>, vectors: Vectors, links = false): Uint8Array | null {
+    const linked = links && this.graph.countsLinks ? new Uint8Array(rids.length) : null;
     if (rids.length === 0) return linked;
     this.graph.add(keysOf(rids, versions), vectors, this.params.threads, linked ?? undefined);
     this.onAdded?.(rids, versions);
@@ -160,7 +161,7 @@ export class HnswIndex {
    */
   async addAsync(rids: ArrayLike<number>, versions: ArrayLike<number>, vectors: Vectors, isCurrent: IsCurrent): Promise<Uint8Array | null> {
     if (rids.length === 0) return new Uint8Array(0);
-    if (!this.graph.addAsync) return this.add(rids, versions, vectors);
+    if (!this.graph.addAsync) return this.add(rids, versions, vectors, true);
     const linked = new Uint8Array(rids.length);
     const keys = keysOf(rids, versions);
     const present = this.graph.contains(keys);
@@ -313,16 +314,16 @@ export class HnswIndex {
 /**
  * (Re-)adds rids' current versions from the mirror, in gather-sized batches (ascending rids: one
  * slab each, so each batch is one gather). Versions already in the index are skipped (`add`).
- * Answers what it added, with the back links where the binding counts them (back-links.ts).
+ * Answers what it added, with the back links where asked and the binding counts them (back-links.ts).
  */
-export function addCurrentVersions(index: HnswIndex, mirror: Mirror, rids: number[]): Added {
+export function addCurrentVersions(index: HnswIndex, mirror: Mirror, rids: number[], links = false): Added {
   const sorted = Float64Array.from(rids).sort();
   const versions = Array.from(sorted, (rid) => mirror.versionOf(rid) % 2 ** 32);
   let linked: Uint8Array | null = new Uint8Array(sorted.length);
   for (let i = 0; i < sorted.length; ) {
     const vectors = mirror.gatherForIndex(sorted, i, GATHER_ROWS).slice();
     const n = vectors.length / mirror.dims;
-    const part = index.add(sorted.subarray(i, i + n), versions.slice(i, i + n), vectors);
+    const part = index.add(sorted.subarray(i, i + n), versions.slice(i, i + n), vectors, links);
     if (part) linked?.set(part, i);
     else linked = null;
     i += n;

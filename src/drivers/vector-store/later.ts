@@ -131,7 +131,7 @@ export class LaterIndexer {
           continue;
         }
         this.steps.run(step.length, () => {
-          const added = addCurrentVersions(hnsw, mirror, step);
+          const added = addCurrentVersions(hnsw, mirror, step, true);
           if (status !== "ready") return;
           const { now, later } = byBackLinks(hnsw, mirror, added);
           this.deeper.checkFirst(hnsw, mirror, now);
@@ -176,7 +176,7 @@ export class LaterIndexer {
       // The rows are stray-listed, so still found; try them on the loop, else leave them listed.
       this.owner.failed("vector_store.insert_failed", error);
       try {
-        addCurrentVersions(hnsw, mirror, rids);
+        added = addCurrentVersions(hnsw, mirror, rids, true);
       } catch (again) {
         this.owner.failed("vector_store.insert_failed", again);
         return;

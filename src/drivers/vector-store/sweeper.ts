@@ -86,7 +86,7 @@ export class StraySweeper {
     this.owedAt++;
   }
 
-  /** A new, empty index: every row it will hold is checked as it is written. */
+  /** A new, empty index: every row it will hold is checked as it is written (or handed to `verifyLater`). */
   startEmpty(): void {
     this.owed = false;
   }

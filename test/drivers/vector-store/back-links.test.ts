@@ -147,10 +147,11 @@ describe("rows decided by their back links", () => {
     expectDecided(world);
   });
 
-  test("a write added on the loop (generation.ts checkAdded): the same", () => {
+  test("a write added on the loop (generation.ts checkAdded): the same; a rebuild's adds count none", () => {
     const world = worldOf("vecsync");
     const { hnsw, mirror } = world.owner;
-    const { now, later } = byBackLinks(hnsw, mirror, addCurrentVersions(hnsw, mirror, world.noted));
+    expect(new HnswIndex(DIMS, WRITES, "vecsync").add([0], [1], unitVectors(1, 3))).toBeNull();
+    const { now, later } = byBackLinks(hnsw, mirror, addCurrentVersions(hnsw, mirror, world.noted, true));
     checkStrays(hnsw, mirror, now);
     world.later.push(...later);
     expectDecided(world);
@@ -159,7 +160,7 @@ describe("rows decided by their back links", () => {
   test("the stock binding counts no back links: every written row is searched for at once", () => {
     const world = worldOf("stock");
     const { hnsw, mirror } = world.owner;
-    const added = addCurrentVersions(hnsw, mirror, world.noted);
+    const added = addCurrentVersions(hnsw, mirror, world.noted, true);
     expect(added.linked).toBeNull();
     expect(byBackLinks(hnsw, mirror, added)).toEqual({ now: world.noted, later: [] });
     for (const rid of world.noted) expect(hnsw.strays.has(rid)).toBe(true);
@@ -171,7 +172,7 @@ describe("rows decided by their back links", () => {
     const host = { hnsw, mirror, closed: false, status: "ready" as const, straysSwept: () => {} };
     const sweeper = new StraySweeper(host, () => {});
     sweeper.resume(1_000); // a load whose list was whole: no sweep due
-    const { now, later } = byBackLinks(hnsw, mirror, addCurrentVersions(hnsw, mirror, world.noted));
+    const { now, later } = byBackLinks(hnsw, mirror, addCurrentVersions(hnsw, mirror, world.noted, true));
     checkStrays(hnsw, mirror, now);
     sweeper.verifyLater(later);
     expect(sweeper.pending).toBe(true);
@@ -198,7 +199,7 @@ describe("rows decided by their back links", () => {
     const world = worldOf("vecsync");
     const { hnsw, mirror } = world.owner;
     const host = { hnsw, mirror, closed: false, status: "ready" as const, straysSwept: () => {} };
-    const { later } = byBackLinks(hnsw, mirror, addCurrentVersions(hnsw, mirror, world.noted));
+    const { later } = byBackLinks(hnsw, mirror, addCurrentVersions(hnsw, mirror, world.noted, true));
     const [first, second] = [later.slice(0, 50), later.slice(50)];
     // By default they wait for a quiet spell: still listed as unverified right after the write.
     const waiting = new StraySweeper(host, () => {});
