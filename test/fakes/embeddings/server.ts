@@ -3,6 +3,7 @@
 // with Retry-After, 5xx, hangs, malformed answers, wrong counts and wrong dimensions; an optional
 // rate limit (requests and tokens per minute, a token bucket like the providers') answers 429
 // when exceeded. Every request is recorded for assertions.
+import { randomBytes } from "node:crypto";
 import { decode, encode, errorBody, FakeHttpError, type Decoded } from "./wires.ts";
 import { fakeTokens, fakeTruncate, fakeVector, UPSTREAM, type FakeProvider, type UpstreamModel } from "./upstream.ts";
 
@@ -129,7 +130,10 @@ function checkLimits(d: Decoded, model: UpstreamModel, sw: FakeSwitches, tokens:
 }
 
 export async function startFakeEmbeddings(provider: FakeProvider, opts: { apiKey?: string; switches?: Partial<FakeSwitches> } = {}): Promise<FakeEmbeddings> {
-  const apiKey = opts.apiKey ?? `fake-${provider}-key-0123456789`;
+  // A key of its own by default: the process keeps one rate governor per provider, URL and key
+  // (governor.ts governorFor), so a later fake given a port an earlier one had would inherit that
+  // test's governor, limits and burst included (a CI run: 7 requests over a test's limit).
+  const apiKey = opts.apiKey ?? `fake-${provider}-key-${randomBytes(8).toString("hex")}`;
   const switches = { ...defaults(), ...opts.switches };
   const requests: RecordedRequest[] = [];
   const counters = { received: 0, served: 0, rateLimited: 0, tokens: 0, inputs: 0 };
