@@ -319,7 +319,7 @@ export class HnswIndex {
 export function addCurrentVersions(index: HnswIndex, mirror: Mirror, rids: number[], links = false): Added {
   const sorted = Float64Array.from(rids).sort();
   const versions = Array.from(sorted, (rid) => mirror.versionOf(rid) % 2 ** 32);
-  let linked: Uint8Array | null = new Uint8Array(sorted.length);
+  let linked: Uint8Array | null = links ? new Uint8Array(sorted.length) : null;
   for (let i = 0; i < sorted.length; ) {
     const vectors = mirror.gatherForIndex(sorted, i, GATHER_ROWS).slice();
     const n = vectors.length / mirror.dims;
