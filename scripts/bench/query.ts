@@ -1,6 +1,6 @@
 // `bun run bench query [--large | --huge] [--rows N] [--dims D] [--clusters N] [--queries N]
 //   [--scalar i8|f16|f32] [--m 16] [--ef 64] [--ef-add 128] [--cap-scale X] [--selectivity 1,2,5]
-//   [--no-pg] [--no-raw] [--float-mirror-mb MB] [--keep DIR]`
+//   [--no-pg] [--no-raw] [--float-mirror-mb MB] [--keep DIR [--build-only]] [--no-sweep]`
 // (--cap-scale 1e9 / 1e-9 force the exact / HNSW path: how planner.ts was calibrated)
 // The managed vector store on synthetic clustered data (default 100,000 × 384; --large:
 // 1,000,000 × 768; --huge: 10,000,000 × 384; --rows / --dims override either), per filter
@@ -10,6 +10,12 @@
 // usearch HNSW (f16, the issue's reference, and the store's scalar) and pgvector HNSW measured in
 // the same run on the same data, where they fit. --huge, or rows whose f32 vectors alone exceed
 // 4 GiB, never holds the dataset: every pass regenerates it a chunk at a time (lib/data.ts).
+// --no-sweep: the stray sweep after a build or a load is not waited for; the queries then run
+// while it goes on in the background, as on a service restarted before its sweep ended. For
+// --huge, whose sweep takes about as long as its build (2M × 384: 868 s, then 912 s), so that a
+// 10M run fits a working session: `--huge --no-pg --no-raw --keep DIR --build-only --no-sweep`,
+// then `--huge --no-pg --no-raw --keep DIR --no-sweep` in a new process (its start-up and
+// resident memory are not the builder's).
 // Progress goes to stderr, the tables to stdout.
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
@@ -31,6 +37,8 @@ const { values: args } = parseArgs({
     huge: { type: "boolean", default: false },
     rows: { type: "string" },
     keep: { type: "string" },
+    "build-only": { type: "boolean", default: false },
+    "no-sweep": { type: "boolean", default: false },
     dims: { type: "string" },
     clusters: { type: "string" },
     queries: { type: "string" },
@@ -59,6 +67,9 @@ const params = { scalar: args.scalar as ScalarKindName, connectivity: Number(arg
 // measured on); beyond, and always with --huge, they are regenerated for every pass.
 const STREAMED = args.huge || N * DIMS * 4 > 4 * 2 ** 30;
 const clusters = args.clusters ? Number(args.clusters) : undefined;
+const BUILD_ONLY = args["build-only"];
+const SWEEP = !args["no-sweep"];
+if (BUILD_ONLY && !args.keep) throw new Error("--build-only builds a store to keep: give --keep DIR");
 
 const loadAtStart = loadavg().map((l) => l.toFixed(2)).join(", ");
 const memoryAtStart = memAvailable();
@@ -67,7 +78,7 @@ const whole: Dataset | null = STREAMED ? null : makeDataset(N, DIMS, QUERIES, 42
 const data = whole ? chunksOf(whole) : streamDataset(N, DIMS, QUERIES, 42, clusters);
 progress("ground truth (exact, brute force)");
 const tenth = Math.max(1, Math.round(N / 10 / 10_000)) * 10_000;
-const truth = streamedGroundTruth(data, [...new Set([...SELECTIVITY, 100])], K, THREADS, (done) => done % tenth === 0 && done < N && progress(`ground truth: ${done} rows`));
+const truth = BUILD_ONLY ? new Map<number, number[][]>() : streamedGroundTruth(data, [...new Set([...SELECTIVITY, 100])], K, THREADS, (done) => done % tenth === 0 && done < N && progress(`ground truth: ${done} rows`));
 
 // ---- vecsync managed store: build, checkpoint, close ---------------------------------------
 // --keep DIR: the store is built in DIR and left there; a later run with the same data arguments
@@ -93,7 +104,8 @@ async function openStore() {
 const atOpen = await memory();
 let { client, store } = await openStore();
 if (!reuse) await store.createCollection("bench", { dimensions: DIMS, numericPk: true, metadata: [{ name: "price", type: "float" }, { name: "category", type: "keyword" }] });
-else await store.whenReady("bench");
+else if (SWEEP) await store.whenReady("bench");
+else while (store.status("bench") !== "ready") await Bun.sleep(5);
 const BATCH = 1000;
 const every = Math.max(50_000, Math.round(N / 50 / BATCH) * BATCH);
 const chunks = timedChunks(data);
@@ -123,8 +135,8 @@ if (reuse) progress(`vecsync: reopened the store kept in ${dir} (no build)`);
 // written may have been cut off by later inserts. Then the checkpoint lists every stray, and a
 // restart needs no sweep (strays.ts, checkpoint.ts straysChecked).
 t0 = performance.now();
-await store.whenReady("bench");
-const sweepSeconds = reuse ? NaN : (performance.now() - t0) / 1000;
+if (SWEEP) await store.whenReady("bench");
+const sweepSeconds = reuse || !SWEEP ? NaN : (performance.now() - t0) / 1000;
 t0 = performance.now();
 await store.checkpoint("bench");
 const checkpointSeconds = (performance.now() - t0) / 1000;
@@ -134,6 +146,13 @@ const indexFileBytes = readdirSync(join(dir, "indexes")).filter((f) => f.endsWit
 progress(`vecsync: built in ${buildSeconds.toFixed(1)} s (libSQL + HNSW; generating the rows took another ${chunks.seconds.toFixed(1)} s), stray sweep after it ${sweepSeconds.toFixed(1)} s (${stats.strays} strays), checkpoint ${checkpointSeconds.toFixed(1)} s, resident ${gb(built.rss)}`);
 await store.close();
 client.close();
+if (BUILD_ONLY) {
+  console.log(`\n## bench query --build-only: ${N.toLocaleString("en")} × ${DIMS} kept in ${dir}\n`);
+  console.log(`Build: ${fmt(buildSeconds, 1)} s for ${N} upserts (generating the rows excluded: ${fmt(chunks.seconds, 1)} s), ${SWEEP ? `the stray sweep ${fmt(sweepSeconds, 1)} s (${stats.strays} strays)` : "no stray sweep (--no-sweep): the store's next start sweeps"}, checkpoint ${fmt(checkpointSeconds, 1)} s`);
+  console.log(`Resident after the build (RSS after a full GC): ${gb(built.rss)}, peak ${gb(built.peak)}; the store's estimate ${fmt(stats.memoryBytes / N, 0)} B/vector; libSQL ${fmt(stats.sqlBytes / N, 0)} B/vector, index file ${fmt(indexFileBytes / N, 0)} B/vector`);
+  console.log(`Machine load (1/5/15-min averages): at start ${loadAtStart}; at the end ${loadavg().map((l) => l.toFixed(2)).join(", ")}`);
+  process.exit(0);
+}
 
 // ---- start-up with the collection present: in a fresh process (its resident memory), then in
 // this one on the same files (the queries below measure the store as a restarted service has it)
@@ -151,11 +170,12 @@ while (store.status("bench") !== "ready") await Bun.sleep(5);
 const readySeconds = (performance.now() - t0) / 1000;
 const first = await store.search("bench", { vector: data.queries[0]!, k: K });
 const firstSearchSeconds = (performance.now() - t0) / 1000;
-await store.whenReady("bench");
-const sweptSeconds = (performance.now() - t0) / 1000;
+if (SWEEP) await store.whenReady("bench");
+const sweptSeconds = SWEEP ? (performance.now() - t0) / 1000 : NaN;
 progress(`vecsync: reopened: open() ${openSeconds.toFixed(2)} s, ready ${readySeconds.toFixed(2)} s, first search ${firstSearchSeconds.toFixed(2)} s (${first.path}), whenReady ${sweptSeconds.toFixed(2)} s`);
 t0 = performance.now();
-const calibration = await store.calibrate("bench");
+// calibrate() waits for the sweep: without it, filtered searches take the planner's defaults.
+const calibration = SWEEP ? await store.calibrate("bench") : null;
 const calibrateSeconds = (performance.now() - t0) / 1000;
 const restarted = await memory();
 
@@ -258,9 +278,9 @@ console.log(table(
 ));
 console.log(`\nBuild: vecsync ${fmt(buildSeconds, 1)} s for ${N} upserts (libSQL rows + HNSW, ${THREADS} threads), then the stray sweep ${fmt(sweepSeconds, 1)} s (${stats.strays} strays), checkpoint ${fmt(checkpointSeconds, 1)} s; raw usearch ${params.scalar} build ${fmt(raw?.seconds ?? NaN, 1)} s${rawNote}${STREAMED ? "; generating the rows excluded (streamed)" : ""}`);
 const loaded = loadEvents.map((e) => e.replace(/^vector_store\./, "")).join("; ");
-console.log(`Start-up with the collection present (same process, files in the page cache): open() ${fmt(openSeconds, 2)} s, ready (HNSW) ${fmt(readySeconds, 2)} s, first search answered ${fmt(firstSearchSeconds, 2)} s (${first.path}), whenReady() (the stray sweep done) ${fmt(sweptSeconds, 2)} s, all from open() called${loaded ? ` [${loaded}]` : ""}`);
+console.log(`Start-up with the collection present (same process, files in the page cache): open() ${fmt(openSeconds, 2)} s, ready (HNSW) ${fmt(readySeconds, 2)} s, first search answered ${fmt(firstSearchSeconds, 2)} s (${first.path}), ${SWEEP ? `whenReady() (the stray sweep done) ${fmt(sweptSeconds, 2)} s` : "the stray sweep not waited for (--no-sweep): the queries below ran beside it"}, all from open() called${loaded ? ` [${loaded}]` : ""}`);
 const bands = calibration?.bands.map((b) => `${b.selectivity * 100}% → ${b.choice === "exact" ? "exact" : `depth ${b.choice}`} (${fmt(b.recall, 3)})`).join(", ");
-console.log(`Calibration (filtered-search depth measured on this data, on the reopened store, ${fmt(calibrateSeconds, 1)} s): ${bands || "none"}`);
+console.log(SWEEP ? `Calibration (filtered-search depth measured on this data, on the reopened store, ${fmt(calibrateSeconds, 1)} s): ${bands || "none"}` : "Calibration: not run (--no-sweep; it waits for the sweep): filtered searches took the planner's defaults");
 console.log(`Bytes per vector: vecsync memory ${fmt(stats.memoryBytes / N, 0)} (mirror: ${stats.compact ? "i8 codes (compact)" : "f32 unit vectors and i8 codes"}, metadata, pks${stats.compact ? "" : ", texts"} ${fmt((stats.memoryBytes - stats.indexBytes) / N, 0)}, HNSW ~${fmt(stats.indexBytes / N, 0)}), libSQL ${fmt(stats.sqlBytes / N, 0)}, index file ${fmt(indexFileBytes / N, 0)}; raw usearch ${params.scalar} file ${fmt(raw?.fileBytes ?? NaN, 0)}`);
 console.log(`Resident bytes per vector (process RSS, after a full GC, minus ${gb(atOpen.rss)} before the store opened): after build + checkpoint ${fmt((built.rss - atOpen.rss) / N, 0)} against the store's estimate ${fmt(stats.memoryBytes / N, 0)}; reopened and calibrated ${fmt((restarted.rss - atOpen.rss) / N, 0)} (RSS keeps what the allocators held on to from the build and the first store); raw usearch ${params.scalar} ${fmt(raw?.residentBytes ?? NaN, 0)}`);
 console.log(typeof fresh === "string"
