@@ -60,6 +60,29 @@ describe.each(MIRRORS)("happy, %s mirror", (_, memory) => {
     await check();
   });
 
+  test("a pk given twice in one upsert is stored as its last row, before and after a restart", async () => {
+    await using w = await makeWorld(memory);
+    let store = await w.open();
+    await store.createCollection("vt_a", SPEC);
+    // 150 rows: the repeats fall in one statement's rows and across two (64 a statement, rows.ts).
+    const rows = productRows(150, SPEC.dimensions);
+    const again = (from: number, text: string): UpsertRow => ({ ...rows[from]!, pk: "3", text, metadata: { ...rows[from]!.metadata, category: "repeat" } });
+    await store.upsert("vt_a", [...rows.slice(0, 10), again(140, "first repeat"), ...rows.slice(10, 100), again(145, "last repeat"), ...rows.slice(100, 140)]);
+    const check = async () => {
+      expect(await store.count("vt_a")).toBe(140);
+      const { hits } = await store.search("vt_a", { vector: rows[145]!.vector, k: 1 });
+      expect(hits.map((h) => [h.pk, h.text, h.metadata.category])).toEqual([["3", "last repeat", "repeat"]]);
+      expect(await store.count("vt_a", { category: "repeat" })).toBe(1);
+      const own = await store.search("vt_a", { vector: rows[3]!.vector, k: 140 });
+      expect(own.hits.filter((h) => h.pk === "3").map((h) => h.score)).toEqual([expect.closeTo(cosine(rows[3]!.vector, rows[145]!.vector), 4)]);
+    };
+    await check();
+    await store.close();
+    store = await w.open();
+    await store.whenReady("vt_a");
+    await check();
+  });
+
   test("hits carry typed metadata, text and cosine similarity", async () => {
     await using w = await makeWorld(memory);
     const store = await w.open();
