@@ -195,6 +195,35 @@ describe("rows decided by their back links", () => {
     expect(listed.some((rid) => later.includes(rid))).toBe(true);
   });
 
+  test("a checkpoint lists at most 100,000 strays and unverified rows, each once, and calls the list whole only when all fit", async () => {
+    const world = worldOf("vecsync");
+    const { hnsw } = world.owner;
+    const strays = [...hnsw.strays];
+    expect(strays.length).toBeGreaterThan(0);
+    const dir = mkdtempSync(join(tmpdir(), "vecsync-back-links-"));
+    const save = (unverifiedRows: number[]) => writeCheckpoint(dir, "vt", 1, 1, hnsw, { checkedAll: true, sweepMs: 1_000, unverifiedRows });
+    try {
+      // A fill's rows wait for the sweep after it: a million of them, every stray among them too.
+      const many = Array.from({ length: 1_000_000 }, (_, i) => i);
+      let meta = await save(many);
+      expect(meta.straysChecked).toBe(false);
+      const listed = meta.strays ?? [];
+      expect(listed.length).toBe(100_000);
+      expect(new Set(listed).size).toBe(100_000);
+      expect(listed.slice(0, strays.length)).toEqual(strays);
+      // Exactly 100,000 distinct, repeats and strays included: whole.
+      const fits = [...strays, ...Array.from({ length: 100_000 - strays.length }, (_, i) => 1_000_000 + i)];
+      meta = await save([...fits, ...fits.slice(0, 500)]);
+      expect(meta.straysChecked).toBe(true);
+      expect(new Set(meta.strays)).toEqual(new Set(fits));
+      // One more: not whole.
+      meta = await save([...fits, 2_000_000]);
+      expect(meta.straysChecked).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test("while writes go on without a pause, rows left for later wait no longer than the sweeper's bound", async () => {
     const world = worldOf("vecsync");
     const { hnsw, mirror } = world.owner;
