@@ -89,40 +89,50 @@ function fileCrc32(path: string): number {
   }
 }
 
+/** An index saved under a temporary name, not yet durable nor described (completeCheckpoint). */
+export interface SavedIndex {
+  dir: string;
+  base: string;
+  tmp: string;
+  meta: Omit<CheckpointMeta, "bytes" | "crc32">;
+}
+
 /**
- * Writes the index and its description; the caller records the description in libSQL, then
- * calls `removeCheckpointFiles(…, meta.file)` to drop the previous file.
- *
- * The save, its fsync and its checksum run off the event loop where they can: at 100k × 256 they
- * held it 100-200 ms every few seconds of a fill, at 1M × 768 seconds. The caller keeps
- * insertions out until this returns (later.ts `holding`), so the stray list taken first
- * describes the graph the file holds, as when the save held the loop.
+ * Saves the index under a temporary name, with the stray list taken first. The caller keeps
+ * insertions out until this returns (later.ts `holding`), so that list describes the graph the
+ * file holds; the rest (`completeCheckpoint`) reads only the file, and writes go on meanwhile.
+ * The save runs off the event loop: at 100k × 256 it held it 100-200 ms every few seconds of a
+ * fill, at 1M × 768 seconds.
  */
-export async function writeCheckpoint(dir: string, collection: string, generation: number, seq: number, index: HnswIndex, strays: StrayState): Promise<CheckpointMeta> {
+export async function saveCheckpointIndex(dir: string, collection: string, generation: number, seq: number, index: HnswIndex, strays: StrayState): Promise<SavedIndex> {
   mkdirSync(dir, { recursive: true });
   const base = baseName(collection, generation);
   const file = `${base}.s${seq}.usearch`;
   const tmp = join(dir, `${file}.tmp`);
   const strayed = strayFields(index, strays);
   const count = await index.saveAsync(tmp);
-  await fsyncPathAsync(tmp);
-  renameSync(tmp, join(dir, file));
-  const meta: CheckpointMeta = {
-    format: FORMAT,
-    collection,
-    generation,
-    seq,
-    count,
-    dimensions: index.dims,
-    scalar: index.params.scalar,
-    connectivity: index.params.connectivity,
-    file,
-    bytes: statSync(join(dir, file)).size,
-    crc32: await fileCrc32Async(join(dir, file)),
-    ...strayed,
-  };
-  writeMeta(dir, base, meta);
+  const meta = { format: FORMAT, collection, generation, seq, count, dimensions: index.dims, scalar: index.params.scalar, connectivity: index.params.connectivity, file, ...strayed };
+  return { dir, base, tmp, meta };
+}
+
+/**
+ * Makes a saved index durable under its name, then writes its description (the checksum read
+ * back off the loop). The caller records the description in libSQL, then calls
+ * `removeCheckpointFiles(…, meta.file)` to drop the previous file. Nothing here reads the index:
+ * the fsync of a 1M-row file took seconds, and writes and insertions no longer wait for it.
+ */
+export async function completeCheckpoint(saved: SavedIndex): Promise<CheckpointMeta> {
+  const path = join(saved.dir, saved.meta.file);
+  await fsyncPathAsync(saved.tmp);
+  renameSync(saved.tmp, path);
+  const meta: CheckpointMeta = { ...saved.meta, bytes: statSync(path).size, crc32: await fileCrc32Async(path) };
+  writeMeta(saved.dir, saved.base, meta);
   return meta;
+}
+
+/** Both steps at once: an index nothing writes to meanwhile (tests, tools). */
+export async function writeCheckpoint(dir: string, collection: string, generation: number, seq: number, index: HnswIndex, strays: StrayState): Promise<CheckpointMeta> {
+  return completeCheckpoint(await saveCheckpointIndex(dir, collection, generation, seq, index, strays));
 }
 
 /** `fileCrc32`, reading off the loop a chunk at a time. */

@@ -115,7 +115,8 @@ export class Collections {
     this.byName.delete(name);
     const gens = [coll.live, ...coll.building.values()];
     await Promise.all(gens.map((g) => g.drained()));
-    for (const g of gens) g.closed = true;
+    // A checkpoint under way ends first (its last steps run outside the lock: generation.ts checkpoint).
+    await Promise.all(gens.map((g) => g.betweenCheckpoints(async () => void (g.closed = true))));
     await registry.deleteCollection(this.client, name);
     for (const g of gens) g.removeFiles();
   }
@@ -157,11 +158,13 @@ export class Collections {
 
   private async retire(gen: Generation): Promise<void> {
     await gen.drained();
-    await gen.lock.run(async () => {
-      gen.closed = true;
-      await registry.deleteGeneration(this.client, gen.collection, gen.generation);
-      gen.removeFiles();
-    });
+    await gen.betweenCheckpoints(() =>
+      gen.lock.run(async () => {
+        gen.closed = true;
+        await registry.deleteGeneration(this.client, gen.collection, gen.generation);
+        gen.removeFiles();
+      }),
+    );
   }
 
   get isClosed(): boolean {

@@ -7,7 +7,7 @@
 import type { Client } from "@libsql/client";
 import { calibratable, calibrate, isStale } from "./calibration.ts";
 import { addInSteps, buildCompacted } from "./compaction.ts";
-import { removeCheckpointFiles, rewriteStrays, writeCheckpoint } from "./checkpoint.ts";
+import { completeCheckpoint, removeCheckpointFiles, rewriteStrays, saveCheckpointIndex } from "./checkpoint.ts";
 import { type Added, byBackLinks } from "./back-links.ts";
 import { addCurrentVersions, HnswIndex } from "./hnsw.ts";
 import { Mutex } from "./lock.ts";
@@ -15,7 +15,7 @@ import { Mirror, type MirrorMemory } from "./mirror.ts";
 import type { Calibration } from "./planner.ts";
 import { pruneTombstones, readChangesSince } from "./reads.ts";
 import { recordCheckpoint } from "./registry.ts";
-import { checkpointDue, LOAD_CHECKED_ROWS, REBUILD_STEP_ROWS, restore, uncheckedSince } from "./restart.ts";
+import { checkpointDue, LOAD_CHECKED_ROWS, REBUILD_STEP_ROWS, restore, rowsBesideCheckpoint, uncheckedSince } from "./restart.ts";
 import { LaterIndexer } from "./later.ts";
 import { Pacer, Steps } from "./pace.ts";
 import { checkStrays } from "./strays.ts";
@@ -40,6 +40,10 @@ export class Generation implements GenerationRef {
   private writtenSinceCheckpoint = 0;
   private checkpointedAt = performance.now();
   private upkeep: Promise<unknown> | null = null;
+  /** The last checkpoint asked for, settled when it has ended (generation.ts checkpoint). */
+  private checkpointing: Promise<void> = Promise.resolve();
+  /** The checkpoint saved and not yet durable, and the rows written before its save. */
+  private completing: { done: Promise<unknown>; written: number } | null = null;
   private readonly sweeper: StraySweeper;
   private readonly later = new LaterIndexer(this);
   /** Background work rests while writes go on (pace.ts). */
@@ -167,11 +171,14 @@ export class Generation implements GenerationRef {
 
   /** SweepHost: the strays are whole; the description of a checkpoint of this very index lists them (checkpoint.ts). */
   straysSwept(): void {
+    // Not during a checkpoint: it writes the description once its file is durable.
     this.track(
-      this.lock.run(async () => {
-        if (this.closed || this.status !== "ready" || this.checkpointSeq !== this.appliedSeq) return;
-        rewriteStrays(this.indexDir, this.collection, this.generation, this.checkpointSeq, this.hnsw, this.sweeper);
-      }),
+      this.betweenCheckpoints(() =>
+        this.lock.run(async () => {
+          if (this.closed || this.status !== "ready" || this.checkpointSeq !== this.appliedSeq) return;
+          rewriteStrays(this.indexDir, this.collection, this.generation, this.checkpointSeq, this.hnsw, this.sweeper);
+        }),
+      ),
     );
   }
 
@@ -325,19 +332,64 @@ export class Generation implements GenerationRef {
     }
   }
 
-  /** Saves the index if it is complete and behind; runs under the generation's lock. */
-  async checkpoint(client: Client): Promise<boolean> {
-    return this.lock.run(async () => {
-      if (this.status !== "ready" || this.closed || this.appliedSeq === this.checkpointSeq) return false;
-      const meta = await this.later.holding(() => writeCheckpoint(this.indexDir, this.collection, this.generation, this.appliedSeq, this.hnsw, this.sweeper));
+  /**
+   * Saves the index if it is complete and behind. The save runs under the generation's lock with
+   * insertions held; the file's fsync, checksum and record after it do not (checkpoint.ts
+   * completeCheckpoint), so a fill's writes go on meanwhile. One checkpoint at a time, start to
+   * end: each removes the files of the ones before.
+   */
+  checkpoint(client: Client): Promise<boolean> {
+    return this.betweenCheckpoints(() => this.checkpointOnce(client));
+  }
+
+  /** Runs `work` once no checkpoint is under way; none starts until it ends. */
+  betweenCheckpoints<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.checkpointing.then(work);
+    this.checkpointing = run.then(
+      () => {},
+      () => {},
+    );
+    return run;
+  }
+
+  private async checkpointOnce(client: Client): Promise<boolean> {
+    const saved = await this.lock.run(async () => {
+      if (this.status !== "ready" || this.closed || this.appliedSeq === this.checkpointSeq) return null;
+      const hnsw = this.hnsw;
+      const written = this.writtenSinceCheckpoint;
+      const index = await this.later.holding(() => saveCheckpointIndex(this.indexDir, this.collection, this.generation, this.appliedSeq, hnsw, this.sweeper));
+      return { index, hnsw, written };
+    });
+    if (!saved) return false;
+    const done = (async () => {
+      const meta = await completeCheckpoint(saved.index);
       await recordCheckpoint(client, this.collection, this.generation, meta);
       removeCheckpointFiles(this.indexDir, this.collection, this.generation, meta.file);
-      this.checkpointSeq = meta.seq;
-      this.writtenSinceCheckpoint = 0;
-      this.checkpointedAt = performance.now();
-      await pruneTombstones(client, this, meta.seq);
-      return true;
-    });
+      // Not if the index was replaced meanwhile (a compaction): its own checkpoint follows.
+      if (this.hnsw === saved.hnsw) {
+        this.checkpointSeq = meta.seq;
+        this.writtenSinceCheckpoint = Math.max(0, this.writtenSinceCheckpoint - saved.written);
+        this.checkpointedAt = performance.now();
+      }
+      return meta;
+    })();
+    this.completing = { done: done.catch(() => {}), written: saved.written };
+    try {
+      await pruneTombstones(client, this, (await done).seq);
+    } finally {
+      this.completing = null;
+    }
+    return true;
+  }
+
+  /**
+   * Resolves once a write may go ahead. A checkpoint's last steps run beside the writes, but a
+   * writer that never lets the event loop turn (a loop of awaits on libSQL's local calls) would
+   * keep them from ending: past a quarter of the checkpoint interval written since its save,
+   * writes wait for it, so what a kill leaves to replay stays bounded (restart.ts).
+   */
+  async withinReplayBound(): Promise<void> {
+    while (this.completing && this.writtenSinceCheckpoint - this.completing.written >= rowsBesideCheckpoint(this.hnsw.size)) await this.completing.done;
   }
 
   /** Starts a background calibration when the index is ready and the last one is missing or stale. */

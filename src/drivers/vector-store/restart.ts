@@ -21,8 +21,9 @@ export const REBUILD_STEP_ROWS = 1024;
 /**
  * An index checkpoint follows every max(CHECKPOINT_ROWS, keys / CHECKPOINT_SHARE) rows written
  * (upserted or deleted), and any write CHECKPOINT_MS after the last one, so a restart after
- * kill -9 replays at most that many rows + one write batch − 1 (a checkpoint holds the
- * generation's lock: writes wait for it): 8,192 + a batch up to 131k keys, 1/16 of the index
+ * kill -9 replays at most that many rows + one write batch − 1, and the rows written while the
+ * last checkpoint's file was made durable (writes wait for its save, and for the rest only past
+ * a quarter of the interval: rowsBesideCheckpoint): 8,192 + a batch up to 131k keys, 1/16 of the index
  * beyond (so saves stay a small share of write time: a save writes the whole index, ~0.4 KB a
  * row at 256 dims i8). Measured (`bun run bench restart`, 256 dims, 2 cores shared with other
  * work, load 3-5): 107k rows killed 8,000 rows past a checkpoint → servable through HNSW in
@@ -33,6 +34,14 @@ export const REBUILD_STEP_ROWS = 1024;
 export const CHECKPOINT_ROWS = 8_192;
 const CHECKPOINT_SHARE = 16;
 const CHECKPOINT_MS = 5 * 60_000;
+
+/**
+ * Rows that may be written while a checkpoint's file is made durable (generation.ts
+ * withinReplayBound): a quarter of the interval, so a kill replays at most 1.25 of it.
+ */
+export function rowsBesideCheckpoint(keys: number): number {
+  return Math.max(CHECKPOINT_ROWS, keys / CHECKPOINT_SHARE) / 4;
+}
 
 /** After `written` rows on an index of `keys` keys, `sinceMs` after the last checkpoint: is one due? */
 export function checkpointDue(written: number, keys: number, sinceMs: number): boolean {
