@@ -362,23 +362,23 @@ export class Generation implements GenerationRef {
     });
     if (!saved) return false;
     const done = (async () => {
-      const meta = await completeCheckpoint(saved.index);
-      await recordCheckpoint(client, this.collection, this.generation, meta);
-      removeCheckpointFiles(this.indexDir, this.collection, this.generation, meta.file);
-      // Not if the index was replaced meanwhile (a compaction): its own checkpoint follows.
-      if (this.hnsw === saved.hnsw) {
-        this.checkpointSeq = meta.seq;
-        this.writtenSinceCheckpoint = Math.max(0, this.writtenSinceCheckpoint - saved.written);
-        this.checkpointedAt = performance.now();
+      try {
+        const meta = await completeCheckpoint(saved.index);
+        await recordCheckpoint(client, this.collection, this.generation, meta);
+        removeCheckpointFiles(this.indexDir, this.collection, this.generation, meta.file);
+        // Not if the index was replaced meanwhile (a compaction): its own checkpoint follows.
+        if (this.hnsw === saved.hnsw) {
+          this.checkpointSeq = meta.seq;
+          this.writtenSinceCheckpoint = Math.max(0, this.writtenSinceCheckpoint - saved.written);
+          this.checkpointedAt = performance.now();
+        }
+        return meta;
+      } finally {
+        this.completing = null;
       }
-      return meta;
     })();
     this.completing = { done: done.catch(() => {}), written: saved.written };
-    try {
-      await pruneTombstones(client, this, (await done).seq);
-    } finally {
-      this.completing = null;
-    }
+    await pruneTombstones(client, this, (await done).seq);
     return true;
   }
 
