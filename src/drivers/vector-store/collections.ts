@@ -115,8 +115,8 @@ export class Collections {
     this.byName.delete(name);
     const gens = [coll.live, ...coll.building.values()];
     await Promise.all(gens.map((g) => g.drained()));
-    // A checkpoint under way ends first (its last steps run outside the lock: generation.ts checkpoint).
-    await Promise.all(gens.map((g) => g.betweenCheckpoints(async () => void (g.closed = true))));
+    // A checkpoint under way ends first (its last steps run outside the lock: checkpoints.ts).
+    await Promise.all(gens.map((g) => g.checkpoints.between(async () => void (g.closed = true))));
     await registry.deleteCollection(this.client, name);
     for (const g of gens) g.removeFiles();
   }
@@ -158,7 +158,7 @@ export class Collections {
 
   private async retire(gen: Generation): Promise<void> {
     await gen.drained();
-    await gen.betweenCheckpoints(() =>
+    await gen.checkpoints.between(() =>
       gen.lock.run(async () => {
         gen.closed = true;
         await registry.deleteGeneration(this.client, gen.collection, gen.generation);

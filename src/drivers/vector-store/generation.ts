@@ -1,21 +1,22 @@
 // One generation of a collection held in process: its mirror, its HNSW index and its state, and
 // the live operations on them: writes applied after they commit, pins held by searches, and upkeep
-// in the background (checkpoints by rows written, compaction of dead keys (hnsw.ts), stray sweeps
-// (strays.ts), calibration). Start-up and the checkpoint cadence live in restart.ts. An index in
+// in the background (checkpoints by rows written (checkpoints.ts), compaction of dead keys
+// (hnsw.ts), stray sweeps (strays.ts), calibration). Start-up and the checkpoint cadence live in
+// restart.ts. An index in
 // doubt is rebuilt in the background while searches are answered exactly (never empty/partial);
 // a compaction builds beside the serving index (compaction.ts).
 import type { Client } from "@libsql/client";
 import { calibratable, calibrate, isStale } from "./calibration.ts";
 import { addInSteps, buildCompacted } from "./compaction.ts";
-import { completeCheckpoint, removeCheckpointFiles, rewriteStrays, saveCheckpointIndex } from "./checkpoint.ts";
+import { removeCheckpointFiles, rewriteStrays } from "./checkpoint.ts";
+import { Checkpoints } from "./checkpoints.ts";
 import { type Added, byBackLinks } from "./back-links.ts";
 import { addCurrentVersions, HnswIndex } from "./hnsw.ts";
 import { Mutex } from "./lock.ts";
 import { Mirror, type MirrorMemory } from "./mirror.ts";
 import type { Calibration } from "./planner.ts";
-import { pruneTombstones, readChangesSince } from "./reads.ts";
-import { recordCheckpoint } from "./registry.ts";
-import { checkpointDue, LOAD_CHECKED_ROWS, REBUILD_STEP_ROWS, restore, rowsBesideCheckpoint, uncheckedSince } from "./restart.ts";
+import { readChangesSince } from "./reads.ts";
+import { LOAD_CHECKED_ROWS, REBUILD_STEP_ROWS, restore, uncheckedSince } from "./restart.ts";
 import { LaterIndexer } from "./later.ts";
 import { Pacer, Steps } from "./pace.ts";
 import { checkStrays } from "./strays.ts";
@@ -33,18 +34,11 @@ export class Generation implements GenerationRef {
   status: CollectionStatus = "loading";
   mirror: Mirror;
   private serving!: HnswIndex;
-  /** Highest change sequence applied in memory; the checkpoint covers `checkpointSeq`. */
+  /** Highest change sequence applied in memory; the last checkpoint covers `checkpoints.seq`. */
   appliedSeq = 0;
-  checkpointSeq = -1;
-  /** Rows written since the last checkpoint, and when that was (performance.now()). */
-  private writtenSinceCheckpoint = 0;
-  private checkpointedAt = performance.now();
   private upkeep: Promise<unknown> | null = null;
-  /** The last checkpoint asked for, settled when it has ended (generation.ts checkpoint). */
-  private checkpointing: Promise<void> = Promise.resolve();
-  /** The checkpoint saved and not yet durable, and the rows written before its save. */
-  private completing: { done: Promise<unknown>; written: number } | null = null;
   private readonly sweeper: StraySweeper;
+  readonly checkpoints: Checkpoints;
   private readonly later = new LaterIndexer(this);
   /** Background work rests while writes go on (pace.ts). */
   private readonly pace = new Pacer();
@@ -68,6 +62,22 @@ export class Generation implements GenerationRef {
     this.mirror = new Mirror(spec, { ...memory, indexCodes: params.scalar === "i8" });
     this.hnsw = new HnswIndex(spec.dimensions, params);
     this.sweeper = new StraySweeper(this, (event, fields) => this.log(event, { collection, generation, ...fields }));
+    this.checkpoints = new Checkpoints({
+      collection,
+      generation,
+      spec,
+      indexDir,
+      lock: this.lock,
+      strays: this.sweeper,
+      index: () => this.hnsw,
+      appliedSeq: () => (this.status === "ready" && !this.closed ? this.appliedSeq : null),
+      holding: (work) => this.later.holding(work),
+    });
+  }
+
+  /** The change sequence the last checkpoint covers (stats.ts). */
+  get checkpointSeq(): number {
+    return this.checkpoints.seq;
   }
 
   get hnsw(): HnswIndex {
@@ -112,7 +122,7 @@ export class Generation implements GenerationRef {
       this.appliedSeq = restored.seq;
       if (restored.checkpoint) {
         this.hnsw = restored.checkpoint.index;
-        this.checkpointSeq = restored.checkpoint.seq;
+        this.checkpoints.seq = restored.checkpoint.seq;
       }
       await this.catchUp(client);
       const problem = restored.problem;
@@ -144,7 +154,7 @@ export class Generation implements GenerationRef {
   private startRebuild(client: Client): Promise<void> {
     this.status = "rebuilding";
     this.hnsw = new HnswIndex(this.spec.dimensions, this.params);
-    this.checkpointSeq = -1;
+    this.checkpoints.seq = -1;
     return this.rebuild(client);
   }
 
@@ -173,10 +183,10 @@ export class Generation implements GenerationRef {
   straysSwept(): void {
     // Not during a checkpoint: it writes the description once its file is durable.
     this.track(
-      this.betweenCheckpoints(() =>
+      this.checkpoints.between(() =>
         this.lock.run(async () => {
-          if (this.closed || this.status !== "ready" || this.checkpointSeq !== this.appliedSeq) return;
-          rewriteStrays(this.indexDir, this.collection, this.generation, this.checkpointSeq, this.hnsw, this.sweeper);
+          if (this.closed || this.status !== "ready" || this.checkpoints.seq !== this.appliedSeq) return;
+          rewriteStrays(this.indexDir, this.collection, this.generation, this.checkpoints.seq, this.hnsw, this.sweeper);
         }),
       ),
     );
@@ -216,7 +226,7 @@ export class Generation implements GenerationRef {
     if (!next) return;
     this.hnsw = next;
     this.log("vector_store.index_compacted", { collection: this.collection, generation: this.generation, rows: next.size, ms: Math.round(performance.now() - started) });
-    this.checkpointSeq = -1; // the saved index is the old one: save this one
+    this.checkpoints.seq = -1; // the saved index is the old one: save this one
     this.indexReplaced(client);
   }
 
@@ -272,7 +282,7 @@ export class Generation implements GenerationRef {
     else {
       this.checkAdded(addCurrentVersions(this.hnsw, this.mirror, order, true));
     }
-    this.writtenSinceCheckpoint += order.length;
+    this.checkpoints.noteWritten(order.length);
     this.sweeper.noteWrite(order.length);
   }
 
@@ -293,7 +303,7 @@ export class Generation implements GenerationRef {
     this.retireVersions(rids);
     for (const rid of rids) this.mirror.remove(rid);
     // No sweep: keys are never removed from the graph (hnsw.ts), so a delete cuts no path.
-    this.writtenSinceCheckpoint += rids.length;
+    this.checkpoints.noteWritten(rids.length);
   }
 
   applyMetadata(rid: number, typed: MetadataValue[]): void {
@@ -312,8 +322,7 @@ export class Generation implements GenerationRef {
    */
   afterWrite(client: Client): void {
     if (this.upkeep || this.status !== "ready" || this.closed) return;
-    const due = checkpointDue(this.writtenSinceCheckpoint, this.hnsw.size, performance.now() - this.checkpointedAt);
-    const work = this.compactIfDead(client) ?? (due ? this.checkpoint(client) : null);
+    const work = this.compactIfDead(client) ?? (this.checkpoints.due ? this.checkpoint(client) : null);
     if (work) this.track(work);
   }
 
@@ -332,64 +341,9 @@ export class Generation implements GenerationRef {
     }
   }
 
-  /**
-   * Saves the index if it is complete and behind. The save runs under the generation's lock with
-   * insertions held; the file's fsync, checksum and record after it do not (checkpoint.ts
-   * completeCheckpoint), so a fill's writes go on meanwhile. One checkpoint at a time, start to
-   * end: each removes the files of the ones before.
-   */
+  /** Saves the index if it is complete and behind (checkpoints.ts). */
   checkpoint(client: Client): Promise<boolean> {
-    return this.betweenCheckpoints(() => this.checkpointOnce(client));
-  }
-
-  /** Runs `work` once no checkpoint is under way; none starts until it ends. */
-  betweenCheckpoints<T>(work: () => Promise<T>): Promise<T> {
-    const run = this.checkpointing.then(work);
-    this.checkpointing = run.then(
-      () => {},
-      () => {},
-    );
-    return run;
-  }
-
-  private async checkpointOnce(client: Client): Promise<boolean> {
-    const saved = await this.lock.run(async () => {
-      if (this.status !== "ready" || this.closed || this.appliedSeq === this.checkpointSeq) return null;
-      const hnsw = this.hnsw;
-      const written = this.writtenSinceCheckpoint;
-      const index = await this.later.holding(() => saveCheckpointIndex(this.indexDir, this.collection, this.generation, this.appliedSeq, hnsw, this.sweeper));
-      return { index, hnsw, written };
-    });
-    if (!saved) return false;
-    const done = (async () => {
-      try {
-        const meta = await completeCheckpoint(saved.index);
-        await recordCheckpoint(client, this.collection, this.generation, meta);
-        removeCheckpointFiles(this.indexDir, this.collection, this.generation, meta.file);
-        // Not if the index was replaced meanwhile (a compaction): its own checkpoint follows.
-        if (this.hnsw === saved.hnsw) {
-          this.checkpointSeq = meta.seq;
-          this.writtenSinceCheckpoint = Math.max(0, this.writtenSinceCheckpoint - saved.written);
-          this.checkpointedAt = performance.now();
-        }
-        return meta;
-      } finally {
-        this.completing = null;
-      }
-    })();
-    this.completing = { done: done.catch(() => {}), written: saved.written };
-    await pruneTombstones(client, this, (await done).seq);
-    return true;
-  }
-
-  /**
-   * Resolves once a write may go ahead. A checkpoint's last steps run beside the writes, but a
-   * writer that never lets the event loop turn (a loop of awaits on libSQL's local calls) would
-   * keep them from ending: past a quarter of the checkpoint interval written since its save,
-   * writes wait for it, so what a kill leaves to replay stays bounded (restart.ts).
-   */
-  async withinReplayBound(): Promise<void> {
-    while (this.completing && this.writtenSinceCheckpoint - this.completing.written >= rowsBesideCheckpoint(this.hnsw.size)) await this.completing.done;
+    return this.checkpoints.run(client);
   }
 
   /** Starts a background calibration when the index is ready and the last one is missing or stale. */

@@ -36,7 +36,7 @@ const CHECKPOINT_SHARE = 16;
 const CHECKPOINT_MS = 5 * 60_000;
 
 /**
- * Rows that may be written while a checkpoint's file is made durable (generation.ts
+ * Rows that may be written while a checkpoint's file is made durable (checkpoints.ts
  * withinReplayBound): a quarter of the interval, so a kill replays at most 1.25 of it.
  */
 export function rowsBesideCheckpoint(keys: number): number {

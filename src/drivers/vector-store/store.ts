@@ -124,7 +124,7 @@ export class VectorStore {
   async upsert(name: string, rows: UpsertRow[], target?: WriteTarget): Promise<void> {
     const gen = await this.writable(name, target);
     if (rows.length === 0) return;
-    await gen.withinReplayBound();
+    await gen.checkpoints.withinReplayBound();
     const statements = upsertStatements(gen, rows); // validates before any write
     const typed = rows.map((r) => typedMetadata(gen.spec, r.metadata));
     if (target?.indexLater) await gen.indexCaughtUp();
@@ -141,7 +141,7 @@ export class VectorStore {
   async delete(name: string, pks: string[], target?: WriteTarget): Promise<number> {
     const gen = await this.writable(name, target);
     if (pks.length === 0) return 0;
-    await gen.withinReplayBound();
+    await gen.checkpoints.withinReplayBound();
     const deleted = await gen.lock.run(async () => {
       const { seq, results } = await runWrite(this.client, deleteStatements(gen, pks));
       const rids = results[3]!.rows.map((r) => Number(r.rid));
@@ -157,7 +157,7 @@ export class VectorStore {
   async updateMetadata(name: string, updates: MetadataUpdate[], target?: WriteTarget): Promise<number> {
     const gen = await this.writable(name, target);
     if (updates.length === 0) return 0;
-    await gen.withinReplayBound();
+    await gen.checkpoints.withinReplayBound();
     const statements = updateMetadataStatements(gen, updates);
     return gen.lock.run(async () => {
       const { seq, results } = await runWrite(this.client, statements);

@@ -1,0 +1,107 @@
+// A generation's index checkpoints (checkpoint.ts writes their files): when one is due, and
+// making one. Its save runs under the generation's lock with insertions held, so the file is the
+// graph its stray list describes. The fsync, checksum and record after it run beside the writes:
+// a fill's writes and insertions had stood still meanwhile (a 1M-row fill makes ~50 checkpoints,
+// whose files add up to ~17× the last one). Writes wait for those steps only once a quarter of
+// the interval was written beside them (restart.ts rowsBesideCheckpoint), so a kill replays a
+// bounded number of rows. One checkpoint at a time, start to end: each removes the files of the
+// ones before.
+import type { Client } from "@libsql/client";
+import { completeCheckpoint, removeCheckpointFiles, saveCheckpointIndex, type StrayState } from "./checkpoint.ts";
+import type { HnswIndex } from "./hnsw.ts";
+import type { Mutex } from "./lock.ts";
+import { pruneTombstones } from "./reads.ts";
+import { recordCheckpoint } from "./registry.ts";
+import { checkpointDue, rowsBesideCheckpoint } from "./restart.ts";
+import type { GenerationRef } from "./rows.ts";
+
+/** What a checkpoint reads of its generation (the index object changes on a compaction). */
+export interface CheckpointHost extends GenerationRef {
+  readonly indexDir: string;
+  readonly lock: Mutex;
+  readonly strays: StrayState;
+  index(): HnswIndex;
+  /** The change sequence applied in memory, or null when the index is not ready (or closed). */
+  appliedSeq(): number | null;
+  /** Runs `work` with no insertion under way (later.ts holding). */
+  holding<T>(work: () => Promise<T>): Promise<T>;
+}
+
+export class Checkpoints {
+  /** The change sequence the last checkpoint of the serving index covers; -1 for none. */
+  seq = -1;
+  /** Rows written since the last checkpoint, and when that ended (performance.now()). */
+  private written = 0;
+  private at = performance.now();
+  /** The last checkpoint asked for, settled when it has ended. */
+  private chain: Promise<void> = Promise.resolve();
+  /** The checkpoint saved and not yet durable, and the rows written before its save. */
+  private completing: { done: Promise<unknown>; written: number } | null = null;
+
+  constructor(private readonly host: CheckpointHost) {}
+
+  noteWritten(rows: number): void {
+    this.written += rows;
+  }
+
+  /** restart.ts checkpointDue, for the serving index. */
+  get due(): boolean {
+    return checkpointDue(this.written, this.host.index().size, performance.now() - this.at);
+  }
+
+  /** Saves the index if it is ready and behind; true when it did. */
+  run(client: Client): Promise<boolean> {
+    return this.between(() => this.once(client));
+  }
+
+  /** Runs `work` once no checkpoint is under way; none starts until it ends. */
+  between<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.chain.then(work);
+    this.chain = run.then(
+      () => {},
+      () => {},
+    );
+    return run;
+  }
+
+  /**
+   * Resolves once a write may go ahead. A writer that never lets the event loop turn (a loop of
+   * awaits on libSQL's local calls) would keep a checkpoint's last steps from ending: past a
+   * quarter of the interval written since its save, writes wait for them.
+   */
+  async withinReplayBound(): Promise<void> {
+    while (this.completing && this.written - this.completing.written >= rowsBesideCheckpoint(this.host.index().size)) await this.completing.done;
+  }
+
+  private async once(client: Client): Promise<boolean> {
+    const { host } = this;
+    const saved = await host.lock.run(async () => {
+      const seq = host.appliedSeq();
+      if (seq === null || seq === this.seq) return null;
+      const index = host.index();
+      const written = this.written;
+      const file = await host.holding(() => saveCheckpointIndex(host.indexDir, host.collection, host.generation, seq, index, host.strays));
+      return { file, index, written };
+    });
+    if (!saved) return false;
+    const done = (async () => {
+      try {
+        const meta = await completeCheckpoint(saved.file);
+        await recordCheckpoint(client, host.collection, host.generation, meta);
+        removeCheckpointFiles(host.indexDir, host.collection, host.generation, meta.file);
+        // Not if the index was replaced meanwhile (a compaction): its own checkpoint follows.
+        if (host.index() === saved.index) {
+          this.seq = meta.seq;
+          this.written = Math.max(0, this.written - saved.written);
+          this.at = performance.now();
+        }
+        return meta;
+      } finally {
+        this.completing = null;
+      }
+    })();
+    this.completing = { done: done.catch(() => {}), written: saved.written };
+    await pruneTombstones(client, host, (await done).seq);
+    return true;
+  }
+}
