@@ -77,7 +77,7 @@ export class LaterIndexer {
 
   /**
    * Runs `work` with no insertion under way: waits for the one in flight, and starts none until
-   * `work` ends (a checkpoint saves the graph meanwhile; checkpoint.ts writeCheckpoint).
+   * `work` ends (a checkpoint saves the graph meanwhile; checkpoint.ts saveCheckpointIndex).
    */
   async holding<T>(work: () => Promise<T>): Promise<T> {
     this.held++;
