@@ -28,7 +28,7 @@ function bumpSeq(ref: GenerationRef): InStatement[] {
 }
 
 function readSeq(ref: GenerationRef): InStatement {
-  return { sql: "SELECT seq FROM vs_generations WHERE collection = ? AND generation = ?", args: [ref.collection, BigInt(ref.generation)] };
+  return { sql: seqQuery, args: [ref.collection, BigInt(ref.generation)] };
 }
 
 /**
