@@ -1,4 +1,4 @@
-// `bun run bench pipeline [--rows N] [--limit-min M] [--reconcile-rows N] [--only batch|cdc|reconcile] [--cdc-secs S] [--cdc-rates R,R,…] [--sweep-secs S] [--cdc-rows N] [--trace P] [--profile DIR]`: the whole job end to end on the real service process, over
+// `bun run bench pipeline [--rows N] [--limit-min M] [--reconcile-rows N] [--only batch|cdc|reconcile] [--cdc-secs S] [--cdc-rates R,R,…] [--sweep-secs S] [--cdc-rows N] [--trace P] [--profile DIR] [--idle-wait-s S]`: the whole job end to end on the real service process, over
 // its REST API, against a throwaway Postgres database of N rows (default 1,000,000) and the fake
 // emb_a provider (test/fakes/embeddings/server.ts) with no latency and no rate limit, asked for
 // text-embedding-3-small reduced to 256 dimensions. The fake rather than `local`: the fake is what
@@ -62,6 +62,11 @@ const CDC_ROWS = CDC_ON ? Math.max(cdcRowsNeeded(CDC), Number(arg("--cdc-rows") 
 const SYNC_INTERVAL_SEC = 10;
 /** `--limit-min M` (default 20): the whole run's bound; a full 1M-row backfill needs ~30 on 2 cores. */
 const RUN_LIMIT_MS = Number(arg("--limit-min") ?? 20) * 60_000;
+/**
+ * `--idle-wait-s S` (default 120): how long the probe of the filled table waits for the service to
+ * go idle. 0 probes at once, during the stray sweep that follows a backfill (architecture.md, "Requests first").
+ */
+const IDLE_WAIT_MS = Number(arg("--idle-wait-s") ?? 120) * 1000;
 const MODEL = "text-embedding-3-small";
 const DIMS = 256;
 
@@ -232,7 +237,7 @@ try {
     // The same prober on the filled, idle table: what a query costs without a backfill beside it.
     // After a backfill the service sweeps its graph for strays (vector-store strays.ts): at 200k
     // rows that outlasts this wait, and the figure below then says so.
-    const wentIdle = await waitIdle(service.pid, 1000, 120_000);
+    const wentIdle = await waitIdle(service.pid, 1000, IDLE_WAIT_MS);
     const quiet = startProber(api, batch.id);
     await Bun.sleep(10_000);
     const idle = await quiet.stop();

@@ -19,6 +19,7 @@ const MAX_WAIT_MS = 25;
 export class Foreground {
   private inFlight = 0;
   private waiting: (() => void)[] = [];
+  private wakeQueued = false;
 
   /** A request's handler starts; pair with `leave()` in a `finally`. */
   enter(): void {
@@ -28,9 +29,18 @@ export class Foreground {
   leave(): void {
     if (--this.inFlight > 0) return;
     this.inFlight = 0;
-    const waiting = this.waiting;
-    this.waiting = [];
-    for (const wake of waiting) wake();
+    if (this.waiting.length === 0 || this.wakeQueued) return;
+    // Woken on the next turn of the loop, not here: a handler leaves before its response is
+    // written, and a step woken here ran first, in the same run of microtasks. During a sweep
+    // every answer waited one step (~5 ms): p50 7.7 ms in the server against a handler's 2.5.
+    this.wakeQueued = true;
+    setImmediate(() => {
+      this.wakeQueued = false;
+      if (this.inFlight > 0) return; // another request came in meanwhile: its leave wakes them
+      const waiting = this.waiting;
+      this.waiting = [];
+      for (const wake of waiting) wake();
+    });
   }
 
   /** Requests being handled now. */

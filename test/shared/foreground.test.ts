@@ -32,6 +32,32 @@ describe("foreground: background steps give way to requests", () => {
     expect(fg.busy).toBe(false);
   });
 
+  test("the last leave wakes a waiting step on the next turn, after what the request does as it ends; a request come in by then keeps it waiting", async () => {
+    const fg = new Foreground();
+    const order: string[] = [];
+    fg.enter();
+    const step = fg.yieldTurn(60_000).then(() => order.push("step"));
+    await turns(2);
+    // A handler's finally leaves, then its answer is written in the microtasks that follow.
+    fg.leave();
+    await Promise.resolve().then(() => order.push("answer"));
+    await turns(1);
+    expect(order).toEqual(["answer", "step"]);
+    await step;
+
+    fg.enter();
+    let resumed = false;
+    const waiting = fg.yieldTurn(60_000).then(() => (resumed = true));
+    await turns(2);
+    fg.leave();
+    fg.enter(); // another request, before the wake's turn
+    await turns(3);
+    expect(resumed).toBe(false);
+    fg.leave();
+    await waiting;
+    expect(resumed).toBe(true);
+  });
+
   test("under requests that never end, a step still runs once its wait is over", async () => {
     const fg = new Foreground();
     fg.enter();
