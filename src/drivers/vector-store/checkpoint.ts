@@ -18,8 +18,23 @@ import { searchBreadth } from "./planner.ts";
 import type { IndexParams } from "./types.ts";
 
 const FORMAT = 1;
-/** Strays kept in a description (more would mean an index worth rebuilding, not listing). */
+/**
+ * Rows a description lists: strays and rows not yet searched for (a fill's), up to this many.
+ * A list cut short is not whole, and a restart then sweeps every row.
+ */
 const MAX_SAVED_STRAYS = 100_000;
+/**
+ * A swept index lists its strays whole up to this share of its rows, if past MAX_SAVED_STRAYS.
+ * Strays grow with the graph (0.64 % of 1M × 768, 1.8 % of 2M × 384): at 10M × 384 (~2 %) a fixed
+ * 100,000 would be cut short, and every restart would sweep 10M rows (~2 h of a core, recall
+ * ~0.89 meanwhile) to find them again. Past 5 % the graph is worth rebuilding, not listing.
+ */
+const SAVED_STRAYS_SHARE = 0.05;
+
+/** How many rows a description lists: more once a sweep has made the stray list whole. */
+export function savedStraysCap(rows: number, checkedAll: boolean): number {
+  return checkedAll ? Math.max(MAX_SAVED_STRAYS, Math.ceil(rows * SAVED_STRAYS_SHARE)) : MAX_SAVED_STRAYS;
+}
 
 export interface CheckpointMeta {
   format: number;
@@ -153,10 +168,11 @@ async function fileCrc32Async(path: string): Promise<number> {
 
 function strayFields(index: HnswIndex, strays: StrayState): Pick<CheckpointMeta, "strays" | "straysChecked" | "sweepMs" | "strayDepth" | "codesChecked"> {
   // Rows not yet searched for may be strays: listed, a restart scores them exactly until its sweep.
-  const listed = firstDistinct(index.strays, strays.unverifiedRows, MAX_SAVED_STRAYS + 1);
+  const cap = savedStraysCap(index.liveSize, strays.checkedAll);
+  const listed = firstDistinct(index.strays, strays.unverifiedRows, cap + 1);
   return {
-    strays: listed.slice(0, MAX_SAVED_STRAYS),
-    straysChecked: strays.checkedAll && listed.length <= MAX_SAVED_STRAYS,
+    strays: listed.slice(0, cap),
+    straysChecked: strays.checkedAll && listed.length <= cap,
     sweepMs: Math.round(strays.sweepMs),
     strayDepth: searchBreadth(index.liveSize, index.params.expansionSearch),
     codesChecked: index.params.scalar === "i8",

@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { byBackLinks, LINKS_FOUND } from "../../../src/drivers/vector-store/back-links.ts";
-import { writeCheckpoint } from "../../../src/drivers/vector-store/checkpoint.ts";
+import { savedStraysCap, writeCheckpoint } from "../../../src/drivers/vector-store/checkpoint.ts";
 import { addCurrentVersions } from "../../../src/drivers/vector-store/hnsw.ts";
 import { LaterIndexer } from "../../../src/drivers/vector-store/later.ts";
 import { Mirror } from "../../../src/drivers/vector-store/mirror.ts";
@@ -222,6 +222,14 @@ describe("rows decided by their back links", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  test("a swept index lists its strays whole up to 5 % of its rows past 100,000 (10M × 384 keeps ~2 %); a fill's list stays at 100,000", () => {
+    expect(savedStraysCap(1_000, true)).toBe(100_000);
+    expect(savedStraysCap(2_000_000, true)).toBe(100_000);
+    expect(savedStraysCap(10_000_000, true)).toBe(500_000);
+    expect(savedStraysCap(10_000_001, true)).toBe(500_001);
+    expect(savedStraysCap(10_000_000, false)).toBe(100_000);
   });
 
   test("while writes go on without a pause, rows left for later wait no longer than the sweeper's bound", async () => {
