@@ -59,9 +59,9 @@ export class CountedSet extends Set<number> {
 
 /**
  * The strays' codes in one buffer, in no particular order, following the set a change at a time.
- * Made anew per change, the copy cost every search after one: while a sweep or a change stream
- * moves the set, a 300k × 256 table's ~20,000 strays were copied again for each query (p50 7.7 ms
- * in the server against 3.4 once the sweep had ended).
+ * Made anew per change, the copy cost every search after one, and while a sweep or a change stream
+ * moves the set that is every search: 20,000 strays of a 300k × 256 mirror, 1.06-1.14 ms a search
+ * against 0.15 ms followed.
  */
 export class StrayCodes {
   private made = false;
