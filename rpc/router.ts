@@ -33,6 +33,13 @@ export type AppRouter = typeof appRouter;
 
 export const TRPC_PREFIX = "/trpc";
 
+/**
+ * The most calls one batch may carry (docs/security.md#requests). Unbounded, one request could
+ * hold hundreds of calls that each pass every per-request check at once; the typed client sends
+ * at most this many per request (packages/client).
+ */
+export const MAX_BATCH_CALLS = 20;
+
 /** Serves tRPC over fetch; mounted by the HTTP app beside the REST routes. */
 export function trpcHandler(services: Services) {
   return async (request: Request, requestId: string, ip: string | null = null) => {
@@ -43,7 +50,8 @@ export function trpcHandler(services: Services) {
       endpoint: TRPC_PREFIX,
       req,
       router: appRouter,
-      createContext: () => createRpcContext(services, request, requestId, ip),
+      maxBatchSize: MAX_BATCH_CALLS,
+      createContext: ({ info }) => createRpcContext(services, request, requestId, ip, info),
       // AppError headers (e.g. Retry-After on 429) reach tRPC clients as they reach REST ones.
       responseMeta: ({ errors }) => ({ headers: Object.assign({}, ...errors.map((e) => (e.cause instanceof AppError ? e.cause.headers : {}))) }),
       onError: ({ error }) => {

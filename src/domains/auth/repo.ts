@@ -1,4 +1,4 @@
-import { and, eq, isNull, lt, notExists, sql } from "drizzle-orm";
+import { and, eq, gt, gte, isNull, lt, lte, notExists, or, sql } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
 import { newId } from "../../shared/ids.ts";
 import { authSessions, otpCodes, rateEvents, refreshTokens, users } from "./tables.ts";
@@ -34,25 +34,29 @@ export async function findUserByEmail(db: Db, email: string) {
   return row ?? null;
 }
 
-export async function findCode(db: Db, email: string) {
-  const [row] = await db.select().from(otpCodes).where(eq(otpCodes.email, email));
-  return row ?? null;
-}
-
 /** Removes the code only if it is still the one that was checked: true for exactly one caller. */
 export async function consumeCode(db: Db, email: string, codeHash: string): Promise<boolean> {
   const gone = await db.delete(otpCodes).where(and(eq(otpCodes.email, email), eq(otpCodes.codeHash, codeHash))).returning({ email: otpCodes.email });
   return gone.length === 1;
 }
 
-/** Counts a wrong try atomically; returns the new count, or null when the code is already gone. */
-export async function countWrongTry(db: Db, email: string, codeHash: string): Promise<number | null> {
+/**
+ * Takes one try of the e-mail's live code, atomically: the count goes up only while the code is
+ * unexpired and under `maxTries`, so however many calls race, at most `maxTries` ever see the
+ * code's hash (a right code uses one try too, and is consumed). Null: no live code to try.
+ */
+export async function claimTry(db: Db, email: string, now: Date, maxTries: number): Promise<{ codeHash: string; tries: number } | null> {
   const [row] = await db
     .update(otpCodes)
     .set({ failedAttempts: sql`${otpCodes.failedAttempts} + 1` })
-    .where(and(eq(otpCodes.email, email), eq(otpCodes.codeHash, codeHash)))
-    .returning({ failedAttempts: otpCodes.failedAttempts });
-  return row?.failedAttempts ?? null;
+    .where(and(eq(otpCodes.email, email), lt(otpCodes.failedAttempts, maxTries), gt(otpCodes.expiresAt, now.toISOString())))
+    .returning({ codeHash: otpCodes.codeHash, tries: otpCodes.failedAttempts });
+  return row ?? null;
+}
+
+/** Removes the e-mail's code when it can no longer be used: expired, or out of tries. */
+export async function deleteDeadCode(db: Db, email: string, now: Date, maxTries: number): Promise<void> {
+  await db.delete(otpCodes).where(and(eq(otpCodes.email, email), or(lte(otpCodes.expiresAt, now.toISOString()), gte(otpCodes.failedAttempts, maxTries))));
 }
 
 export async function deleteCode(db: Db, email: string, codeHash: string): Promise<void> {

@@ -1,15 +1,15 @@
 import type { Services } from "../../services.ts";
 import { AppError, validationError } from "../../shared/errors.ts";
 import { CODE_TTL_MS, generateCode, hashCode, isWellFormedCode, MAX_TRIES_PER_CODE, normalizeEmail, sameDigest } from "./otp.ts";
-import { enforce, recordEvents, type RateWindow } from "./rate-limit.ts";
+import { giveBack, take, type Limit } from "./rate-limit.ts";
 import * as repo from "./repo.ts";
 import type { CodeSent, Refresh, RequestCode, TokenSet, Verify } from "./schemas.ts";
 import { refreshSession, startSession } from "./tokens.ts";
 
 export { cleanupExpiredAuth } from "./cleanup.ts";
 
-// docs/api.md#rate-limits limits. Windows slide over `rate_events`; a refused request is not counted, so a
-// client that keeps knocking is not locked out for longer than the window.
+// docs/security.md#sign-in-limits. Windows slide over `rate_events`; a refused request is not counted, so
+// a client that keeps knocking is not locked out for longer than the window.
 const OTP_WINDOW_MS = 15 * 60 * 1000;
 const OTP_PER_EMAIL = 5;
 const WRONG_TRIES_PER_DAY = 30; // per e-mail, not reset by new codes
@@ -36,13 +36,12 @@ function codeMail(email: string, code: string) {
 export async function requestCode(services: Services, input: RequestCode, ip: string | null): Promise<CodeSent> {
   const email = normalizeEmail(input.email);
   if (!email) throw validationError([{ path: "email", message: "must be an e-mail address" }]);
-  const db = services.database.db;
   const now = services.clock.now();
-  const windows: RateWindow[] = [{ key: `otp:email:${email}`, limit: OTP_PER_EMAIL, windowMs: OTP_WINDOW_MS }];
+  const message = "Too many sign-in codes requested; try again later";
+  const limits: Limit[] = [{ key: `otp:email:${email}`, limit: OTP_PER_EMAIL, windowMs: OTP_WINDOW_MS, message }];
   // In-process calls (tests) have no client address; every socket request has one.
-  if (ip) windows.push({ key: `otp:ip:${ip}`, limit: services.config.otpIpLimit, windowMs: OTP_WINDOW_MS });
-  await enforce(db, windows, now, "Too many sign-in codes requested; try again later");
-  await recordEvents(db, windows.map((w) => w.key), now);
+  if (ip) limits.push({ key: `otp:ip:${ip}`, limit: services.config.otpIpLimit, windowMs: OTP_WINDOW_MS, message });
+  await take(services.database.db, limits, now);
 
   // Whatever depends on the e-mail being known (creating the user, insert vs update of the code)
   // runs after the answer, so neither its body nor its timing can tell (docs/api.md#sign-in). A delivery
@@ -73,39 +72,42 @@ async function deliverCode(services: Services, email: string, now: Date): Promis
   if (!services.config.smtpUrl) services.logger.info({ to: email }, `sign-in code for ${email}: ${code} (no SMTP configured)`);
 }
 
-/** POST /v1/auth/verify: a correct, live code signs the user in and is used up. */
+/**
+ * POST /v1/auth/verify: a correct, live code signs the user in and is used up. Every try counts as
+ * wrong until it proves right: the e-mail's and the address's windows are taken before the code
+ * is looked at (and given back on success), and the code's own try is claimed in the same write
+ * that checks it is live, so a burst can never test more codes than the limits allow.
+ */
 export async function verifyCode(services: Services, input: Verify, ip: string | null): Promise<TokenSet> {
   const email = normalizeEmail(input.email);
   if (!email) throw new AppError("invalid_request", "The e-mail address is malformed");
   if (!isWellFormedCode(input.code)) throw new AppError("invalid_request", "The code must be 6 to 8 digits");
   const db = services.database.db;
   const now = services.clock.now();
-  const failures = `verify_fail:${email}`;
-  await enforce(db, [{ key: failures, limit: WRONG_TRIES_PER_DAY, windowMs: DAY_MS }], now, "Too many wrong codes for this e-mail today; try again later");
+  const limits: Limit[] = [{ key: `verify_fail:${email}`, limit: WRONG_TRIES_PER_DAY, windowMs: DAY_MS, message: "Too many wrong codes for this e-mail today; try again later" }];
   // In-process calls (tests) have no client address; every socket request has one.
-  const ipFailures = ip ? `verify_fail:ip:${ip}` : null;
-  if (ipFailures) await enforce(db, [{ key: ipFailures, limit: WRONG_TRIES_PER_IP_HOUR, windowMs: HOUR_MS }], now, "Too many wrong codes from this address; try again later");
+  if (ip) limits.push({ key: `verify_fail:ip:${ip}`, limit: WRONG_TRIES_PER_IP_HOUR, windowMs: HOUR_MS, message: "Too many wrong codes from this address; try again later" });
+  const taken = await take(db, limits, now);
 
-  const stored = await repo.findCode(db, email);
-  const live = stored !== null && Date.parse(stored.expiresAt) > now.getTime();
-  const matches = live && sameDigest(stored.codeHash, hashCode(services.config.masterKey, email, input.code));
-  if (matches && (await repo.consumeCode(db, email, stored.codeHash))) {
-    // The user was created with the code; recreate it only if it was deleted since.
-    let user = await repo.findUserByEmail(db, email);
-    if (!user) {
-      await repo.ensureUser(db, email, now);
-      user = await repo.findUserByEmail(db, email);
-      if (!user) throw wrongCode();
-    }
-    return startSession(services, { userId: user.id, email: user.email });
+  const tried = await repo.claimTry(db, email, now, MAX_TRIES_PER_CODE);
+  if (!tried) {
+    await repo.deleteDeadCode(db, email, now, MAX_TRIES_PER_CODE);
+    throw wrongCode();
   }
-  await recordEvents(db, ipFailures ? [failures, ipFailures] : [failures], now);
-  if (stored && !live) await repo.deleteCode(db, email, stored.codeHash);
-  if (stored && live && !matches) {
-    const tries = await repo.countWrongTry(db, email, stored.codeHash);
-    if (tries !== null && tries >= MAX_TRIES_PER_CODE) await repo.deleteCode(db, email, stored.codeHash);
+  if (!sameDigest(tried.codeHash, hashCode(services.config.masterKey, email, input.code))) {
+    if (tried.tries >= MAX_TRIES_PER_CODE) await repo.deleteCode(db, email, tried.codeHash);
+    throw wrongCode();
   }
-  throw wrongCode();
+  if (!(await repo.consumeCode(db, email, tried.codeHash))) throw wrongCode();
+  await giveBack(db, taken);
+  // The user was created with the code; recreate it only if it was deleted since.
+  let user = await repo.findUserByEmail(db, email);
+  if (!user) {
+    await repo.ensureUser(db, email, now);
+    user = await repo.findUserByEmail(db, email);
+    if (!user) throw wrongCode();
+  }
+  return startSession(services, { userId: user.id, email: user.email });
 }
 
 /** POST /v1/auth/refresh. */
