@@ -1,4 +1,5 @@
 import { and, asc, eq, isNull, sql } from "drizzle-orm";
+import type { Db } from "../../db/client.ts";
 import type { Executor } from "../../db/executor.ts";
 import { apiKeys } from "./tables.ts";
 
@@ -8,6 +9,19 @@ export type ApiKeyRow = typeof apiKeys.$inferSelect;
 
 export async function insertApiKey(db: Executor, row: ApiKeyRow): Promise<void> {
   await db.insert(apiKeys).values(row);
+}
+
+/**
+ * Inserts the key only while its creator holds fewer than `maxLive` unrevoked keys in the
+ * organization: the count and the insert are one statement, so a burst cannot pass the cap.
+ */
+export async function insertApiKeyWithin(db: Db, row: ApiKeyRow, maxLive: number): Promise<boolean> {
+  const live = sql`(SELECT count(*) FROM api_keys WHERE org_id = ${row.orgId} AND created_by = ${row.createdBy} AND revoked_at IS NULL)`;
+  const inserted = await db.all<{ id: string }>(sql`
+    INSERT INTO api_keys (id, org_id, name, key_prefix, key_hash, permission, created_by, created_at, revoked_at)
+    SELECT ${row.id}, ${row.orgId}, ${row.name}, ${row.keyPrefix}, ${row.keyHash}, ${row.permission}, ${row.createdBy}, ${row.createdAt}, NULL
+    WHERE ${live} < ${maxLive} RETURNING id`);
+  return inserted.length === 1;
 }
 
 /**

@@ -1,11 +1,12 @@
 import type { Services } from "../../services.ts";
 import type { KeyActor, Permission } from "../../shared/actor.ts";
-import { AppError, notFound } from "../../shared/errors.ts";
+import { AppError, notFound, validationError } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
 import { generateApiKey, hashApiKey, keyPrefixOf } from "./keys.ts";
 import { isManager, requireWriteAccess } from "../../shared/authz.ts";
+import type { Db } from "../../db/client.ts";
 import type { Executor } from "../../db/executor.ts";
-import { findApiKey, insertApiKey, listApiKeys, revokeApiKey, type ApiKeyRow } from "./repo.ts";
+import { findApiKey, insertApiKey, insertApiKeyWithin, listApiKeys, revokeApiKey, type ApiKeyRow } from "./repo.ts";
 import type { ApiKey, CreateApiKey } from "./schemas.ts";
 
 export function presentApiKey(row: ApiKeyRow): ApiKey {
@@ -24,10 +25,15 @@ export function presentApiKey(row: ApiKeyRow): ApiKey {
 export type IssuedApiKey = { raw: string; row: ApiKeyRow };
 
 /**
- * Mints a key for a member and stores only its hash. Runs inside the caller's transaction so
- * organization creation and invitation acceptance hand out their first key atomically.
+ * Unrevoked keys one member may hold in one organization (docs/security.md#api-keys): far above
+ * any deployment's needs (a key per service and environment), and a bound on what one member,
+ * or one stolen sign-in, can mint.
  */
-export async function issueApiKey(db: Executor, input: { orgId: string; userId: string; name: string; permission: Permission; now: Date }): Promise<IssuedApiKey> {
+export const MAX_LIVE_KEYS_PER_MEMBER = 100;
+
+type KeyInput = { orgId: string; userId: string; name: string; permission: Permission; now: Date };
+
+function keyRow(input: KeyInput): IssuedApiKey {
   const raw = generateApiKey();
   const row: ApiKeyRow = {
     id: newId(),
@@ -40,14 +46,32 @@ export async function issueApiKey(db: Executor, input: { orgId: string; userId: 
     createdAt: input.now.toISOString(),
     revokedAt: null,
   };
-  await insertApiKey(db, row);
   return { raw, row };
+}
+
+/**
+ * Mints a key for a member and stores only its hash. Runs inside the caller's transaction so
+ * organization creation and invitation acceptance hand out their first key atomically.
+ */
+export async function issueApiKey(db: Executor, input: KeyInput): Promise<IssuedApiKey> {
+  const issued = keyRow(input);
+  await insertApiKey(db, issued.row);
+  return issued;
+}
+
+/** A further key for a member: refused (400) once the member holds MAX_LIVE_KEYS_PER_MEMBER. */
+export async function issueFurtherApiKey(db: Db, input: KeyInput): Promise<IssuedApiKey> {
+  const issued = keyRow(input);
+  if (!(await insertApiKeyWithin(db, issued.row, MAX_LIVE_KEYS_PER_MEMBER))) {
+    throw validationError([{ path: "name", message: `a member may hold at most ${MAX_LIVE_KEYS_PER_MEMBER} unrevoked API keys in an organization; revoke one first` }]);
+  }
+  return issued;
 }
 
 /** POST /v1/api-keys: any role, permission `full`; the raw key is in this answer only. */
 export async function createApiKey(services: Services, actor: KeyActor, input: CreateApiKey): Promise<{ key: string; api_key: ApiKey }> {
   requireWriteAccess(actor);
-  const { raw, row } = await issueApiKey(services.database.db, {
+  const { raw, row } = await issueFurtherApiKey(services.database.db, {
     orgId: actor.orgId,
     userId: actor.userId,
     name: input.name,

@@ -6,7 +6,9 @@ import { enqueue } from "../../scheduler/enqueue.ts";
 import { ORG_DELETION } from "../tasks/kinds.ts";
 import { isUniqueViolation } from "../../db/executor.ts";
 import { revokeOrganizationApiKeys } from "../api-keys/repo.ts";
-import { issueApiKey, presentApiKey } from "../api-keys/service.ts";
+import { issueApiKey, issueFurtherApiKey, presentApiKey } from "../api-keys/service.ts";
+import type { ApiKeyRow } from "../api-keys/repo.ts";
+import { take } from "../auth/rate-limit.ts";
 import type { ApiKey, CreateApiKey } from "../api-keys/schemas.ts";
 import { insertNamedEnvironment } from "../environments/service.ts";
 import { PROD_ENVIRONMENT } from "../environments/schemas.ts";
@@ -52,18 +54,38 @@ export async function listOrganizations(services: Services, actor: UserActor): P
   return { data: rows.map(({ org, role }) => ({ ...presentOrganization(org), role })) };
 }
 
+/** Keys one user may mint with a sign-in per hour, over all organizations (docs/security.md#api-keys). */
+const RECOVERY_KEYS_PER_HOUR = 10;
+
 /**
  * POST /v1/organizations/{id}/api-keys: any member, for themselves — the way back for a member who
  * lost every key, since POST /v1/api-keys needs one. Either permission: a key acts with its
  * creator's role whatever it is, so no key can do more than the member. Refused (409) while the
  * organization is being deleted: its keys were revoked, and a new one must not outlive them.
+ * A sign-in is the weaker credential (a stolen token or mailbox), so this route is rate-limited and
+ * each key it mints is announced by e-mail to the member.
  */
 export async function createOrganizationApiKey(services: Services, actor: UserActor, orgId: string, input: CreateApiKey): Promise<{ key: string; api_key: ApiKey }> {
   const { org } = await membershipOf(services.database.db, orgId, actor.userId);
   requireActive(org);
-  const { raw, row } = await issueApiKey(services.database.db, { orgId, userId: actor.userId, name: input.name, permission: input.permission ?? "full", now: services.clock.now() });
+  const now = services.clock.now();
+  const message = "Too many API keys created with a sign-in; try again later";
+  await take(services.database.db, [{ key: `key_recovery:user:${actor.userId}`, limit: RECOVERY_KEYS_PER_HOUR, windowMs: 60 * 60 * 1000, message }], now);
+  const { raw, row } = await issueFurtherApiKey(services.database.db, { orgId, userId: actor.userId, name: input.name, permission: input.permission ?? "full", now });
   services.logger.info({ org_id: orgId, key_id: row.id, user_id: actor.userId }, "API key created with a sign-in");
+  void services.mailer.send(keyNotice(actor.email, org.name, row)).catch((err: unknown) => services.logger.error({ err, user_id: actor.userId }, "API key notice e-mail failed"));
   return { key: raw, api_key: presentApiKey(row) };
+}
+
+function keyNotice(email: string, orgName: string, row: ApiKeyRow) {
+  return {
+    to: email,
+    subject: `A new vecsync API key in ${orgName}`,
+    text:
+      `An API key "${row.name}" (${row.keyPrefix}…, permission ${row.permission}) was created for you in the organization "${orgName}" ` +
+      `at ${row.createdAt}, with a sign-in to your account.\n\nIf this was not you, revoke it (DELETE /v1/api-keys/${row.id}) ` +
+      `and tell the organization's owner: someone can read your e-mail or holds a sign-in of yours.\n`,
+  };
 }
 
 export async function getOrganization(services: Services, actor: UserActor, orgId: string): Promise<Organization> {

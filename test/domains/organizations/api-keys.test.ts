@@ -2,7 +2,9 @@
 // role mints a key for themselves, answered exactly as POST /v1/api-keys answers — the way back
 // for a member who lost every key. Non-members get 404.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createTestApp, type TestApp } from "../../harness.ts";
+import { MAX_LIVE_KEYS_PER_MEMBER } from "../../../src/domains/api-keys/service.ts";
+import { createTestApp, eventually, type TestApp } from "../../harness.ts";
+import { outbox } from "../auth/helpers.ts";
 import { signInDirect } from "../../helpers/identity.ts";
 import { addMember, bearer, json, newOrganization } from "../../helpers/organizations.ts";
 
@@ -91,6 +93,43 @@ describe("errors", () => {
     expect([res.status, (await json(res)).error.code]).toEqual([409, "organization_deleting"]);
     const keys = await app.services.database.client.execute({ sql: "SELECT count(*) AS n FROM api_keys WHERE org_id = ? AND revoked_at IS NULL", args: [org.id] });
     expect(keys.rows[0]!.n).toBe(0);
+  });
+});
+
+describe("limits (docs/security.md#api-keys)", () => {
+  test("a burst of 15 mints with one sign-in: 10 made, 5 refused with 429 and Retry-After; each made key announced by e-mail", async () => {
+    const org = await newOrganization(app);
+    const answers = await Promise.all(Array.from({ length: 15 }, (_, i) => mint(org.id, org.owner.jwt, { name: `burst-${i}` })));
+    const made = answers.filter((r) => r.status === 201);
+    expect(made).toHaveLength(10);
+    const refused = answers.filter((r) => r.status === 429);
+    expect(refused).toHaveLength(5);
+    expect(Number(refused[0]!.headers.get("retry-after"))).toBeGreaterThan(0);
+    const mails = await eventually(() => {
+      const sent = outbox(app.config.mailOutbox!).filter((m) => m.to === org.owner.user.email && m.subject.startsWith("A new vecsync API key"));
+      return sent.length >= 10 ? sent : null;
+    });
+    expect(mails).toHaveLength(10);
+    expect(mails[0]!.text).toContain(org.name);
+    expect(mails.map((m) => m.text).join("")).not.toMatch(/vsk_[0-9A-Za-z]{40}/); // the prefix only, never the key
+  });
+
+  test(`a member holds at most ${MAX_LIVE_KEYS_PER_MEMBER} unrevoked keys: the next → 400 on either route, and a revoke makes room`, async () => {
+    const org = await newOrganization(app);
+    const db = app.services.database.client;
+    const now = new Date().toISOString();
+    for (let i = 1; i < MAX_LIVE_KEYS_PER_MEMBER; i++) {
+      await db.execute({
+        sql: "INSERT INTO api_keys (id, org_id, name, key_prefix, key_hash, permission, created_by, created_at) VALUES (?, ?, ?, 'vsk_filler00', ?, 'full', ?, ?)",
+        args: [`filler${i}`, org.id, `filler-${i}`, `hash-${org.id}-${i}`, org.owner.user.userId, now],
+      });
+    }
+    const viaKey = await app.request("POST", "/v1/api-keys", { headers: org.owner.key, body: { name: "one-too-many" } });
+    expect([viaKey.status, (await json(viaKey)).error.code]).toEqual([400, "validation_error"]);
+    const viaSignIn = await mint(org.id, org.owner.jwt);
+    expect(viaSignIn.status).toBe(400);
+    expect((await app.request("DELETE", "/v1/api-keys/filler1", { headers: org.owner.key })).status).toBe(204);
+    expect((await mint(org.id, org.owner.jwt)).status).toBe(201);
   });
 });
 
