@@ -5,12 +5,12 @@
 // (or a process) that imports fewer modules cannot lose a rule: it builds the same list.
 import { ConfigError, type Config } from "./config.ts";
 import type { Database } from "./db/client.ts";
-import { hostPolicy } from "./drivers/sources/host-guard.ts";
 import type { VectorStore } from "./drivers/vector-store/index.ts";
 import { createMailer } from "./mail/mailer.ts";
 import { createTaskSystem } from "./scheduler/scheduler.ts";
 import type { Dependents, Services } from "./services.ts";
 import { systemClock, type Clock } from "./shared/clock.ts";
+import { hostPolicy } from "./shared/host-guard.ts";
 import type { Logger } from "./shared/log.ts";
 import { createMetrics } from "./shared/metrics.ts";
 import { secretBox } from "./shared/secrets.ts";

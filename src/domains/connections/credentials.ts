@@ -6,7 +6,7 @@ import { type } from "arktype";
 import type { SecretBox } from "../../shared/secrets.ts";
 import { validationError, type ErrorDetail } from "../../shared/errors.ts";
 import { issuesOf } from "../../shared/validate.ts";
-import { checkHostSpelling, isValidHost, type HostPolicy } from "../../drivers/sources/host-guard.ts";
+import { checkHostSpelling, isValidHost, type HostPolicy } from "../../shared/host-guard.ts";
 import type { ConnectionProvider } from "./schemas.ts";
 
 export const CREDENTIALS_PURPOSE = "connection.credentials";

@@ -5,7 +5,7 @@ import { newId } from "../../shared/ids.ts";
 import type { Page, PageQuery } from "../../shared/pagination.ts";
 import { requireWriteAccess } from "../../shared/authz.ts";
 import { isUniqueViolation } from "../../db/executor.ts";
-import { hostPolicy } from "../../drivers/sources/host-guard.ts";
+import { hostPolicy } from "../../shared/host-guard.ts";
 import { openSource } from "./sources.ts";
 import { pgvectorOf } from "./platform.ts";
 import type { SourceConnector } from "../../drivers/sources/types.ts";

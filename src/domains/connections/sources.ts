@@ -3,7 +3,7 @@
 // reads, backfill and sync tasks) goes through `openSource`, so none can skip the host guard.
 import type { Services } from "../../services.ts";
 import { DriverError } from "../../shared/errors.ts";
-import { hostPolicy, systemResolver, vetHost, type Resolver } from "../../drivers/sources/host-guard.ts";
+import { hostPolicy, systemResolver, vetHost, type Resolver } from "../../shared/host-guard.ts";
 import { createPostgresSource, type PostgresCredentials, type PostgresSourceOptions } from "../../drivers/sources/postgres.ts";
 import { createWarehouseSource, type WarehouseCredentials as WarehouseDriverCredentials } from "../../drivers/sources/warehouse.ts";
 import type { SourceConnector } from "../../drivers/sources/types.ts";

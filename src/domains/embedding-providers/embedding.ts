@@ -1,17 +1,26 @@
 import type { Services } from "../../services.ts";
 import { createEmbeddingProvider, type EmbeddingProvider, type EmbedOptions, type HostedTuning } from "../../drivers/embeddings/index.ts";
 import { AppError, DriverError } from "../../shared/errors.ts";
+import { hostPolicy, systemResolver, type Resolver } from "../../shared/host-guard.ts";
 import { API_KEY_PURPOSE, providerRowOf } from "./service.ts";
 
 // What other domains (vector tables, query) call to embed with an organization's provider.
 // The key is opened here, handed to the driver and kept nowhere else; the drivers strip it from
 // every message they raise (drivers/embeddings/http.ts `redact`).
 
+export type ProviderForEmbeddingOptions = {
+  tuning?: Partial<HostedTuning>;
+  /** For tests of the host guard: answers host names instead of the system resolver. */
+  resolver?: Resolver;
+};
+
 /**
  * A driver for the organization's provider, with its decrypted key and base URL (the provider's
  * `base_url`, else VECSYNC_EMB_*_URL, else the public endpoint). 404 for an unknown or foreign id.
+ * A stored `base_url` is vetted by the host guard at every request (docs/api.md#host-guard), rows
+ * stored before a rule existed included; the operator's setting and the public endpoints are not.
  */
-export async function providerForEmbedding(services: Services, orgId: string, providerId: string, opts: { tuning?: Partial<HostedTuning> } = {}): Promise<EmbeddingProvider> {
+export async function providerForEmbedding(services: Services, orgId: string, providerId: string, opts: ProviderForEmbeddingOptions = {}): Promise<EmbeddingProvider> {
   const row = await providerRowOf(services, orgId, providerId);
   let apiKey: string | undefined;
   if (row.apiKeySealed !== null) {
@@ -22,7 +31,8 @@ export async function providerForEmbedding(services: Services, orgId: string, pr
       throw new AppError("provider_error", `The stored API key of embedding provider ${row.id} cannot be decrypted (was the master key changed?); set it again with PUT /v1/embedding-providers/${row.id}`);
     }
   }
-  return createEmbeddingProvider({ provider: row.provider, apiKey, baseUrl: row.baseUrl, config: services.config, tuning: opts.tuning, observer: services.metrics.embeddings });
+  const guard = { policy: hostPolicy(services.config), resolve: opts.resolver ?? systemResolver };
+  return createEmbeddingProvider({ provider: row.provider, apiKey, baseUrl: row.baseUrl, config: services.config, tuning: opts.tuning, observer: services.metrics.embeddings, guard });
 }
 
 /**

@@ -2,6 +2,7 @@ import { usersOf, type Services } from "../../services.ts";
 import type { KeyActor } from "../../shared/actor.ts";
 import { requireWriteAccess } from "../../shared/authz.ts";
 import { AppError, notFound, validationError } from "../../shared/errors.ts";
+import { hostPolicy, systemResolver, vetHost, type HostPolicy } from "../../shared/host-guard.ts";
 import { newId } from "../../shared/ids.ts";
 import type { Page, PageQuery } from "../../shared/pagination.ts";
 import { isUniqueViolation } from "../../db/executor.ts";
@@ -34,13 +35,31 @@ export function presentProvider(row: ProviderRow): EmbeddingProvider {
 const nameTaken = (name: string) => new AppError("name_taken", `An embedding provider named "${name}" already exists in this organization`);
 
 function checkFields(services: Services, provider: ProviderRow["provider"], fields: CredentialFields, creating: boolean): void {
-  const problems = credentialProblems(provider, fields, services.config, creating);
+  const problems = credentialProblems(provider, fields, hostPolicy(services.config), creating);
   if (problems.length > 0) throw validationError(problems);
 }
 
-function storedBaseUrl(services: Services, raw: string): string {
-  const checked = normalizeBaseUrl(raw, services.config);
+/**
+ * How long create and update wait for DNS to vet a base_url's name. A name that resolves to a
+ * refused address is refused now, not at first use; DNS that fails or is slower than this is no
+ * refusal (a gateway may resolve only where the service runs), since the host guard resolves and
+ * checks again at every request.
+ */
+const SAVE_DNS_WAIT_MS = 2_000;
+
+async function refuseResolvedHost(host: string, policy: HostPolicy): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const verdict = vetHost(host, policy, systemResolver, "base_url").then(() => null, (err: unknown) => err);
+  const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), SAVE_DNS_WAIT_MS)));
+  const err = await Promise.race([verdict, late]).finally(() => clearTimeout(timer));
+  if (err instanceof AppError) throw err;
+}
+
+async function storedBaseUrl(services: Services, raw: string): Promise<string> {
+  const policy = hostPolicy(services.config);
+  const checked = normalizeBaseUrl(raw, policy);
   if ("problem" in checked) throw validationError([{ path: "base_url", message: checked.problem }]);
+  await refuseResolvedHost(new URL(checked.url).hostname, policy);
   return checked.url;
 }
 
@@ -61,6 +80,7 @@ export async function createEmbeddingProvider(services: Services, actor: KeyActo
   const env = await resolveEnvironment(services, actor, environmentHeader);
   const db = services.database.db;
   if (await findProviderByName(db, actor.orgId, input.name)) throw nameTaken(input.name);
+  const baseUrl = input.base_url === undefined ? null : await storedBaseUrl(services, input.base_url);
   const now = services.clock.now().toISOString();
   const row: ProviderRow = {
     id: newId(),
@@ -70,7 +90,7 @@ export async function createEmbeddingProvider(services: Services, actor: KeyActo
     provider: input.provider,
     apiKeySealed: input.api_key === undefined ? null : services.secrets.seal(input.api_key, API_KEY_PURPOSE),
     defaultModel: input.default_model ?? null,
-    baseUrl: input.base_url === undefined ? null : storedBaseUrl(services, input.base_url),
+    baseUrl,
     status: "active",
     createdAt: now,
     updatedAt: now,
@@ -107,7 +127,7 @@ export async function updateEmbeddingProvider(services: Services, actor: KeyActo
   if (input.name !== undefined) patch.name = input.name;
   if (input.api_key !== undefined) patch.apiKeySealed = services.secrets.seal(input.api_key, API_KEY_PURPOSE);
   if (input.default_model !== undefined) patch.defaultModel = input.default_model;
-  if (input.base_url !== undefined) patch.baseUrl = input.base_url === null ? null : storedBaseUrl(services, input.base_url);
+  if (input.base_url !== undefined) patch.baseUrl = input.base_url === null ? null : await storedBaseUrl(services, input.base_url);
   await guardName(input.name ?? row.name, () => updateProviderRow(db, actor.orgId, id, patch));
   services.logger.info({ org_id: actor.orgId, provider_id: id, changed: Object.keys(input) }, "embedding provider updated");
   return presentProvider(await providerRowOf(services, actor.orgId, id));

@@ -8,6 +8,7 @@ import { planBatches } from "./batching.ts";
 import { findModel, validateModelChoice, type ModelSpec, type ProviderName } from "./catalog.ts";
 import { governorFor, type RateGovernor } from "./governor.ts";
 import { send, type UpstreamRequest } from "./http.ts";
+import type { UpstreamGuard } from "./pinned.ts";
 import { count, emptyStats, type EmbeddingStats } from "./stats.ts";
 import { fitInputs, tokenCounterFor } from "./tokenizer.ts";
 import type { EmbedKind, EmbeddingObserver, EmbeddingProvider, EmbedOptions, HostedTuning } from "./types.ts";
@@ -28,7 +29,8 @@ export interface WireFormat {
   readonly plain?: WireFormat;
 }
 
-export type HostedOptions = { apiKey: string; baseUrl: string; tuning: HostedTuning; observer?: EmbeddingObserver };
+/** `guard`: set when `baseUrl` is a user's, vetted at every request (pinned.ts). */
+export type HostedOptions = { apiKey: string; baseUrl: string; tuning: HostedTuning; observer?: EmbeddingObserver; guard?: UpstreamGuard };
 
 export class HostedProvider implements EmbeddingProvider {
   readonly stats: EmbeddingStats = emptyStats();
@@ -127,7 +129,7 @@ export class HostedProvider implements EmbeddingProvider {
   }
 
   private async sendBatchAs(wire: WireFormat, batch: WireBatch, tokens: number, signal: AbortSignal): Promise<Float32Array[]> {
-    const { apiKey, baseUrl, tuning, observer } = this.opts;
+    const { apiKey, baseUrl, tuning, observer, guard } = this.opts;
     const { provider } = this;
     const model = batch.spec.model;
     const label = `${provider} ${model}`;
@@ -143,6 +145,7 @@ export class HostedProvider implements EmbeddingProvider {
         timeoutMs: tuning.timeoutMs,
         retry: tuning.retry,
         signal,
+        guard,
         onAttempt: ({ ok, status, retry }) => {
           count(provider, this.stats, { requests: 1, retries: retry ? 1 : 0, rateLimited: status === 429 ? 1 : 0 });
           observer?.request({ provider, model, ok, status });

@@ -6,11 +6,13 @@ import { EMB_B_DEFAULT_BASE, embBWire } from "./emb-b.ts";
 import { EMB_C_DEFAULT_BASE, embCWire } from "./emb-c.ts";
 import { HostedProvider, type WireFormat } from "./hosted.ts";
 import { LocalLexicalProvider } from "./local.ts";
+import type { UpstreamGuard } from "./pinned.ts";
 import type { EmbeddingObserver, EmbeddingProvider, HostedTuning, RateLimits } from "./types.ts";
 
 export type { EmbeddingObserver, EmbeddingProvider, EmbedOptions, EmbedKind, HostedTuning, RateLimits } from "./types.ts";
 export { MODELS, findModel, modelsOf, validateModelChoice, type ModelRow, type ModelSpec, type ProviderName } from "./catalog.ts";
 export { embeddingTotals, type EmbeddingStats } from "./stats.ts";
+export type { UpstreamGuard } from "./pinned.ts";
 
 const WIRES: Record<Exclude<ProviderName, "local">, { wire: WireFormat; base: string; limits: RateLimits }> = {
   // Starting budgets per key, before any 429 teaches otherwise. emb_a: OpenAI's usage tier 1 for
@@ -40,6 +42,11 @@ export type ProviderSettings = {
   tuning?: Partial<HostedTuning>;
   /** The service's metrics; absent for drivers built outside a service (benchmarks, driver tests). */
   observer?: EmbeddingObserver;
+  /**
+   * The host guard for a user's `baseUrl` (docs/api.md#host-guard): every request resolves, checks
+   * and dials the vetted address. The operator's VECSYNC_EMB_*_URL and the public endpoints are trusted.
+   */
+  guard?: UpstreamGuard;
 };
 
 export function createEmbeddingProvider(settings: ProviderSettings): EmbeddingProvider {
@@ -47,5 +54,6 @@ export function createEmbeddingProvider(settings: ProviderSettings): EmbeddingPr
   const known = WIRES[settings.provider];
   const baseUrl = settings.baseUrl ?? settings.config?.embUrls[settings.provider] ?? known.base;
   const tuning: HostedTuning = { ...DEFAULT_TUNING, rateLimits: known.limits, ...settings.tuning };
-  return new HostedProvider(known.wire, { apiKey: settings.apiKey ?? "", baseUrl, tuning, observer: settings.observer });
+  const guard = settings.baseUrl ? settings.guard : undefined;
+  return new HostedProvider(known.wire, { apiKey: settings.apiKey ?? "", baseUrl, tuning, observer: settings.observer, guard });
 }

@@ -65,6 +65,10 @@ describe("happy", () => {
     expect((await json(res)).base_url).toBe("http://127.0.0.1:11434/v1");
   });
 
+  test.each(["http://127.0.0.1:11434/v1", "http://[::1]:8080/v1", "http://192.168.1.20:8080/v1", "http://localhost:11434/v1"])("base_url %s is allowed: loopback and private hosts serve self-hosted models", async (baseUrl) => {
+    expect((await create({ provider: "emb_a", api_key: "sk-abcdefgh", base_url: baseUrl })).status).toBe(201);
+  });
+
   test("X-Environment-Id places the provider in that environment", async () => {
     const env = await json(await app.request("POST", "/v1/environments", { headers: org.owner.key, body: { name: "staging" } }));
     const res = await create({ provider: "local" }, { ...org.owner.key, "x-environment-id": env.id });
@@ -140,6 +144,9 @@ describe("errors", () => {
     ["http://169.254.169.254/latest", "cloud metadata"],
     ["http://[fd00:ec2::254]/v1", "IPv6 metadata"],
     ["http://2852039166/v1", "metadata as a decimal IPv4"],
+    ["http://0xa9fea9fe/v1", "metadata as a hex IPv4"],
+    ["http://metadata/v1", "GCP's short metadata name"],
+    ["http://metadata.google.internal/v1", "GCP's metadata name"],
     ["http://10.9.3.4/v1", "VECSYNC_DENY_HOSTS CIDR"],
     ["http://blocked.example/v1", "VECSYNC_DENY_HOSTS name"],
   ])("400 for the base_url %s (%s)", async (baseUrl) => {

@@ -1,7 +1,10 @@
 // providerForEmbedding and embedOrFail, driven through the fake providers on real ports.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { embedOrFail, providerForEmbedding } from "../../../src/domains/embedding-providers/embedding.ts";
-import { AppError } from "../../../src/shared/errors.ts";
+import { AppError, DriverError } from "../../../src/shared/errors.ts";
+import type { Resolver } from "../../../src/shared/host-guard.ts";
+import { parseAddress } from "../../../src/shared/ip.ts";
+import { startScriptedUpstream } from "../../fakes/embeddings/scripted.ts";
 import { startFakeEmbeddings, type FakeEmbeddings } from "../../fakes/embeddings/server.ts";
 import { createTestApp, type TestApp } from "../../harness.ts";
 import { newOrganization, json, type TestOrg } from "../../helpers/organizations.ts";
@@ -27,6 +30,24 @@ async function provider(body: Record<string, unknown>): Promise<string> {
   const res = await app.request("POST", "/v1/embedding-providers", { headers: org.owner.key, body: { name: `embed-${++n}`, ...body } });
   expect(res.status).toBe(201);
   return (await json(res)).id;
+}
+
+/** A resolver answering from a table, as DNS would; names it lacks do not resolve. */
+const fakeDns =
+  (table: Record<string, string[]>): Resolver =>
+  async (name) => {
+    const answers = table[name];
+    if (!answers) throw new DriverError(`could not resolve host "${name}": ENOTFOUND`, { retryable: false });
+    return answers.map((a) => parseAddress(a)!);
+  };
+
+/** embedOrFail's AppError for a failed query embedding through provider `id`. */
+async function queryFailure(id: string, opts: Parameters<typeof providerForEmbedding>[3] = { tuning: FAST }): Promise<AppError> {
+  const driver = await providerForEmbedding(app.services, org.id, id, opts);
+  const err = await embedOrFail(driver, ["x"], { model: "text-embedding-3-small", dimensions: 1536, kind: "query" }).catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(AppError);
+  expect([(err as AppError).code, (err as AppError).status]).toEqual(["provider_error", 502]);
+  return err as AppError;
 }
 
 describe("happy", () => {
@@ -97,6 +118,72 @@ describe("errors", () => {
     expect(err.code).toBe("provider_error");
     expect(err.message).toContain("overloaded");
   });
+
+  test("a redirect is not followed: its target gets no request, and the call fails for good", async () => {
+    const target = fakes.emb_a;
+    const before = target.requests.length;
+    await using bouncer = startScriptedUpstream(() => new Response(null, { status: 307, headers: { location: `${target.url}/embeddings` } }));
+    const id = await provider({ provider: "emb_a", api_key: target.apiKey, base_url: bouncer.url });
+    const err = await queryFailure(id);
+    expect(err.message).toContain("307");
+    expect(err.details).toEqual({ provider: "emb_a", retryable: false });
+    expect(bouncer.requests).toHaveLength(1);
+    expect(target.requests.length).toBe(before);
+  });
+
+  test("a name that resolves to a metadata address at request time is refused, and nothing is sent", async () => {
+    const fake = fakes.emb_a;
+    const before = fake.requests.length;
+    // The name does not resolve when the provider is saved (no refusal then); at request time it rebinds.
+    const id = await provider({ provider: "emb_a", api_key: fake.apiKey, base_url: fake.url.replace("127.0.0.1", "rebind.vecsync.test") });
+    for (const answers of [["169.254.169.254"], ["127.0.0.1", "169.254.169.254"], ["::ffff:169.254.169.254"]]) {
+      const err = await queryFailure(id, { tuning: FAST, resolver: fakeDns({ "rebind.vecsync.test": answers }) });
+      expect(err.message).toContain("base_url refused");
+      expect(err.message).toContain("link-local and cloud-metadata");
+      expect(err.details).toEqual({ provider: "emb_a", retryable: false });
+    }
+    expect(fake.requests.length).toBe(before);
+    // The same name resolving to an allowed address is dialled there, the name kept as Host.
+    const driver = await providerForEmbedding(app.services, org.id, id, { tuning: FAST, resolver: fakeDns({ "rebind.vecsync.test": ["127.0.0.1"] }) });
+    await embedOrFail(driver, ["x"], { model: "text-embedding-3-small", dimensions: 256, kind: "query" });
+    expect(fake.requests.at(-1)!.status).toBe(200);
+  });
+
+  test("an error page that is not JSON gives only its status and size, none of its text", async () => {
+    const page = `<html><h1>Internal admin</h1><pre>SECRET_TOKEN=tok-internal-7f3a9c; db=postgres://admin:pw@10.0.0.5</pre>${" ".repeat(1000)}</html>`;
+    await using upstream = startScriptedUpstream(() => new Response(page, { status: 500, headers: { "content-type": "text/html" } }));
+    const id = await provider({ provider: "emb_a", api_key: "sk-scripted-0000001", base_url: upstream.url });
+    const err = await queryFailure(id);
+    expect(err.message).toContain(`500: (non-JSON answer, ${page.length} bytes)`);
+    for (const secret of ["SECRET_TOKEN", "tok-internal", "admin", "10.0.0.5"]) expect(err.message).not.toContain(secret);
+  });
+
+  test("a provider's JSON message of 5,000 characters is cut to 200", async () => {
+    await using upstream = startScriptedUpstream(() => Response.json({ error: { message: "m".repeat(5_000) } }, { status: 400 }));
+    const id = await provider({ provider: "emb_a", api_key: "sk-scripted-0000002", base_url: upstream.url });
+    const err = await queryFailure(id);
+    expect(err.message).toContain(`400: ${"m".repeat(200)}…`);
+    expect(err.message).not.toContain("m".repeat(201));
+    expect(err.message.length).toBeLessThan(400);
+  });
+
+  test("a Retry-After of 100,000 s is not obeyed: our own backoff instead (429 and 503)", async () => {
+    const fake = fakes.emb_a;
+    const id = await provider({ provider: "emb_a", api_key: fake.apiKey, base_url: fake.url });
+    fake.set({ fail429: 1, retryAfterSec: 100_000 });
+    const driver = await providerForEmbedding(app.services, org.id, id, { tuning: FAST });
+    const started = performance.now();
+    await embedOrFail(driver, ["x"], { model: "text-embedding-3-small", dimensions: 256, kind: "query" });
+    fake.set({ retryAfterSec: 1 });
+    // A 503 asking for the same, then a refusal: the second attempt comes at our pace.
+    await using upstream = startScriptedUpstream((n) =>
+      n === 0 ? Response.json({ error: { message: "busy" } }, { status: 503, headers: { "retry-after": "100000" } }) : Response.json({ error: { message: "no" } }, { status: 400 }),
+    );
+    const scripted = await provider({ provider: "emb_a", api_key: "sk-scripted-0000003", base_url: upstream.url });
+    expect((await queryFailure(scripted)).message).toContain("400: no");
+    expect(upstream.requests).toHaveLength(3); // 503, 400, and the 400 once more asking for numbers (hosted.ts)
+    expect(performance.now() - started).toBeLessThan(5_000);
+  }, 10_000);
 
   test("an unknown or foreign provider id → 404", async () => {
     const other = await newOrganization(app);

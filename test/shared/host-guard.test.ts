@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { AppError, DriverError } from "../../../src/shared/errors.ts";
-import { checkHostSpelling, hostPolicy, isValidHost, parseHostRule, vetHost, type HostPolicy, type Resolver } from "../../../src/drivers/sources/host-guard.ts";
-import { cidrContains, embeddedIPv4, embeddedIPv4s, formatAddress, parseAddress, parseCidr } from "../../../src/drivers/sources/ip.ts";
+import { AppError, DriverError } from "../../src/shared/errors.ts";
+import { checkHostSpelling, hostPolicy, hostSpellingProblem, isValidHost, parseHostRule, vetHost, type HostPolicy, type Resolver } from "../../src/shared/host-guard.ts";
+import { cidrContains, embeddedIPv4, embeddedIPv4s, formatAddress, parseAddress, parseCidr } from "../../src/shared/ip.ts";
 
 const canonical = (text: string) => {
   const a = parseAddress(text);
@@ -9,6 +9,7 @@ const canonical = (text: string) => {
 };
 
 const policy = (deny: string[] = [], allow: string[] = []): HostPolicy => hostPolicy({ denyHosts: deny, allowHosts: allow });
+const normalised = (host: string) => host.toLowerCase().replace(/\.$/, "");
 
 /** A resolver answering from a table, as DNS would. */
 const fakeDns =
@@ -128,6 +129,30 @@ describe("errors", () => {
       expect(() => checkHostSpelling(host, policy())).toThrow(AppError);
     },
   );
+
+  test.each(["metadata", "metadata.", "metadata.google.internal", "Metadata.Google.Internal."])("the metadata name %s is refused by name, whatever DNS says", async (host) => {
+    const dns = fakeDns({ metadata: ["10.0.0.1"], "metadata.google.internal": ["10.0.0.1"] });
+    const err = await refusal(vetHost(host, policy(), dns));
+    expect(err.details).toEqual([{ path: "credentials.host", message: expect.stringContaining("link-local and cloud-metadata") }]);
+    expect(() => checkHostSpelling(host, policy())).toThrow(AppError);
+    expect(hostSpellingProblem(host, policy())).toContain("cloud-metadata");
+    // The allow list lifts it by name, as it lifts a refused address.
+    expect(await vetHost(host, policy([], ["metadata", "metadata.google.internal"]), dns)).toEqual({ address: "10.0.0.1", servername: normalised(host) });
+  });
+
+  test("a refusal is reported at the path of the field that carried the host", async () => {
+    const err = await refusal(vetHost("rebind.test", policy(), fakeDns({ "rebind.test": ["169.254.169.254"] }), "base_url"));
+    expect(err.details).toEqual([{ path: "base_url", message: '"rebind.test" resolves to 169.254.169.254; link-local and cloud-metadata addresses are refused (VECSYNC_ALLOW_HOSTS can allow them)' }]);
+    const denied = (() => {
+      try {
+        checkHostSpelling("10.1.2.3", policy(["10.0.0.0/8"]), "base_url");
+      } catch (e) {
+        return e as AppError;
+      }
+    })();
+    expect(denied?.details).toEqual([{ path: "base_url", message: expect.stringContaining("deny list") }]);
+    expect(hostSpellingProblem("db.example.com", policy())).toBeNull();
+  });
 
   test("a name is checked after resolution: every address must pass", async () => {
     const dns = fakeDns({ "meta.test": ["169.254.169.254"], "mixed.test": ["10.0.0.1", "169.254.169.254"], "mapped.test": ["::ffff:169.254.169.254"] });

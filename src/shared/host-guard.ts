@@ -1,14 +1,16 @@
-// The host guard (docs/api.md#host-guard): a connection may not reach link-local or cloud-metadata addresses,
-// however its host is spelled. The host is resolved ONCE; every resolved address is checked, and
-// the driver connects to the checked address (the name travels on only as the TLS server name), so
-// a DNS answer that changes between check and connect (rebinding) cannot slip past.
+// The host guard (docs/api.md#host-guard), one for everything a user points us at: a source
+// connection's host and an embedding provider's `base_url` may not reach link-local or
+// cloud-metadata addresses, however the host is spelled. The host is resolved ONCE per use; every
+// resolved address is checked, and the caller connects to the checked address (the name travels on
+// only as the TLS server name and the Host header), so a DNS answer that changes between check and
+// connect (rebinding) cannot slip past.
 //
-// Loopback and private ranges stay allowed: self-hosted users point at databases on their own
-// machine or network. `VECSYNC_DENY_HOSTS` always refuses; `VECSYNC_ALLOW_HOSTS` lifts the default
-// refusal (but never a deny entry). Entries are CIDRs, single addresses, host names, or `*.suffix`.
+// Loopback and private ranges stay allowed: self-hosted users point at databases and model servers
+// on their own machine or network. `VECSYNC_DENY_HOSTS` always refuses; `VECSYNC_ALLOW_HOSTS` lifts
+// the default refusal (but never a deny entry). Entries are CIDRs, single addresses, host names, or `*.suffix`.
 import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
-import { AppError, DriverError } from "../../shared/errors.ts";
+import { AppError, DriverError } from "./errors.ts";
 import { formatAddress, parseAddress, parseCidr, cidrContains, embeddedIPv4, embeddedIPv4s, type Address, type Cidr } from "./ip.ts";
 
 /** Refused unless allowed: IPv4 and IPv6 link-local, and the metadata endpoints clouds put elsewhere. */
@@ -18,6 +20,12 @@ export const DEFAULT_DENIED: readonly Cidr[] = [
   "fd00:ec2::254/128", // AWS metadata over IPv6
   "100.100.100.200/32", // Alibaba Cloud metadata
 ].map((c) => parseCidr(c)!);
+
+/**
+ * Names refused unless allowed, whatever they resolve to here: GCP's metadata server answers to
+ * both inside a VM (and outside one a name may resolve anywhere, so the name itself is the rule).
+ */
+export const DEFAULT_DENIED_NAMES: readonly string[] = ["metadata.google.internal", "metadata"];
 
 export type HostRule = { kind: "cidr"; cidr: Cidr } | { kind: "name"; name: string } | { kind: "suffix"; suffix: string };
 
@@ -82,32 +90,55 @@ const formsOf = (address: Address): Address[] => [address, ...embeddedIPv4s(addr
 const inAny = (cidrs: readonly Cidr[], address: Address) => formsOf(address).some((a) => cidrs.some((c) => cidrContains(c, a)));
 const cidrsOf = (rules: HostRule[]) => rules.flatMap((r) => (r.kind === "cidr" ? [r.cidr] : []));
 
-function refused(host: string, address: Address | null, why: string): AppError {
-  const where = address ? ` (${formatAddress(address)})` : "";
-  const message = `Connections to "${host}"${where} are not allowed: ${why}`;
-  return new AppError("validation_error", message, { details: [{ path: "credentials.host", message: `${where ? `resolves to${where}, ` : ""}${why}` }] });
+/** Why a host is refused: the address that failed (null: the name itself) and whether DNS gave it. */
+type Refusal = { address: Address | null; resolved: boolean; why: string };
+
+const DENY_LISTED = "it is on the deny list (VECSYNC_DENY_HOSTS)";
+const METADATA = "link-local and cloud-metadata addresses are refused (VECSYNC_ALLOW_HOSTS can allow them)";
+
+function nameRefusal(name: string, policy: HostPolicy): Refusal | null {
+  if (policy.deny.some((r) => nameMatches(r, name))) return { address: null, resolved: false, why: DENY_LISTED };
+  if (!DEFAULT_DENIED_NAMES.includes(name) || policy.allow.some((r) => nameMatches(r, name))) return null;
+  return { address: null, resolved: false, why: METADATA };
 }
 
-function checkName(name: string, policy: HostPolicy): void {
-  if (policy.deny.some((r) => nameMatches(r, name))) throw refused(name, null, "the host is on the deny list (VECSYNC_DENY_HOSTS)");
-}
-
-function checkAddress(name: string, address: Address, policy: HostPolicy): void {
-  if (inAny(cidrsOf(policy.deny), address)) throw refused(name, address, "the address is on the deny list (VECSYNC_DENY_HOSTS)");
-  if (!inAny(DEFAULT_DENIED, address)) return;
+function addressRefusal(name: string, address: Address, resolved: boolean, policy: HostPolicy): Refusal | null {
+  if (inAny(cidrsOf(policy.deny), address)) return { address, resolved, why: DENY_LISTED };
+  if (!inAny(DEFAULT_DENIED, address)) return null;
   const allowed = policy.allow.some((r) => nameMatches(r, name)) || inAny(cidrsOf(policy.allow), address);
-  if (!allowed) throw refused(name, address, "link-local and cloud-metadata addresses are refused (VECSYNC_ALLOW_HOSTS can allow them)");
+  return allowed ? null : { address, resolved, why: METADATA };
+}
+
+/** The 400 for a refusal, at `path` (the request field that carried the host). */
+function refused(name: string, refusal: Refusal, path: string): AppError {
+  const address = refusal.address ? formatAddress(refusal.address) : null;
+  const where = refusal.resolved ? ` (resolves to ${address})` : "";
+  const message = `The host "${name}"${where} is not allowed: ${refusal.why}`;
+  const detail = `${refusal.resolved ? `"${name}" resolves to ${address}; ` : ""}${refusal.why}`;
+  return new AppError("validation_error", message, { details: [{ path, message: detail }] });
+}
+
+/** Where a refusal is reported by default: a connection's credentials. */
+const CONNECTION_HOST = "credentials.host";
+
+function spellingRefusal(name: string, policy: HostPolicy): Refusal | null {
+  const literal = parseAddress(name);
+  return nameRefusal(name, policy) ?? (literal ? addressRefusal(name, literal, false, policy) : null);
 }
 
 /**
- * The check that needs no DNS, for create and update: a denied name, or a literal address that
- * is refused. Names are resolved (and their addresses checked) when the connection is used.
+ * The check that needs no DNS, for create and update: a denied name, or a literal address (in any
+ * spelling) that is refused. Names are resolved, and their addresses checked, when the host is used.
  */
-export function checkHostSpelling(host: string, policy: HostPolicy): void {
+export function checkHostSpelling(host: string, policy: HostPolicy, path = CONNECTION_HOST): void {
   const name = normaliseHostName(host);
-  checkName(name, policy);
-  const literal = parseAddress(name);
-  if (literal) checkAddress(name, literal, policy);
+  const refusal = spellingRefusal(name, policy);
+  if (refusal) throw refused(name, refusal, path);
+}
+
+/** The same check for callers that collect problems: why `host` is refused (without echoing it), or null. */
+export function hostSpellingProblem(host: string, policy: HostPolicy): string | null {
+  return spellingRefusal(normaliseHostName(host), policy)?.why ?? null;
 }
 
 export type Resolver = (name: string) => Promise<Address[]>;
@@ -123,18 +154,24 @@ export const systemResolver: Resolver = async (name) => {
   }
 };
 
-/** What the driver gets: the address to connect to, and the name for TLS (absent for a literal). */
+/** What the caller dials: the address, and the name for TLS and Host (absent for a literal). */
 export type VettedHost = { address: string; servername?: string };
 
-/** Resolves `host` once and checks every address; refusals are 400, DNS failures DriverErrors. */
-export async function vetHost(host: string, policy: HostPolicy, resolve: Resolver = systemResolver): Promise<VettedHost> {
+/**
+ * Resolves `host` once and checks every address; refusals are 400 (at `path`), DNS failures
+ * DriverErrors. The caller must dial `address`, never the name again.
+ */
+export async function vetHost(host: string, policy: HostPolicy, resolve: Resolver = systemResolver, path = CONNECTION_HOST): Promise<VettedHost> {
+  checkHostSpelling(host, policy, path);
   const name = normaliseHostName(host);
-  checkName(name, policy);
   const literal = parseAddress(name);
   const addresses = literal ? [literal] : await resolve(name);
   const first = addresses[0];
   if (!first) throw new DriverError(`could not resolve host "${name}": no addresses`, { retryable: false });
-  for (const address of addresses) checkAddress(name, address, policy);
+  for (const address of addresses) {
+    const refusal = addressRefusal(name, address, !literal, policy);
+    if (refusal) throw refused(name, refusal, path);
+  }
   // IPv4 first when the name has both (a mapped IPv6 address is the IPv4 address it stands for).
   const dialable = addresses.map((a) => (isMapped(a) ? embeddedIPv4(a)! : a));
   const dial = formatAddress(dialable.find((a) => a.bytes.length === 4) ?? first);
