@@ -67,6 +67,8 @@ export function registerTasks(services: Services): void {
   for (const kind of [BACKFILL, REBACKFILL]) {
     services.tasks.register(kind, {
       timeoutMs: FILL_TIMEOUT_MS,
+      // Hours long: one per organization while other organizations' tasks wait (fair share, scheduler/queue.ts).
+      long: true,
       handler: (ctx) => runFillTask(services, ctx, kind.taskType),
       // Failed for good: the table turns `error` (a paused one stays paused); then its building generations go.
       onFailed: (tx, failure) => fillFailed(services, tx, failure),

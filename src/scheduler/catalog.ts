@@ -32,6 +32,11 @@ export type TaskContext<P> = {
 export type TaskBinding<P = unknown> = {
   /** One run's limit; the signal aborts then and the run counts as a failed attempt. */
   timeoutMs: number;
+  /**
+   * Runs for hours (a fill). While other organizations have tasks waiting, an organization runs
+   * at most one long task at a time (fair share: the header of queue.ts).
+   */
+  long?: boolean;
   handler(ctx: TaskContext<P>): Promise<void>;
   /**
    * Runs in the transaction that marks a task of this type failed for good, by any path: the
@@ -50,6 +55,7 @@ export type TaskFailure = { task: TaskRow; error: string };
 export type RegisteredTask = {
   taskType: TaskType;
   timeoutMs: number;
+  long: boolean;
   payload: TaskKind["payload"];
   handler(ctx: TaskContext<unknown>): Promise<void>;
   onFailed(tx: DbOrTx, failure: TaskFailure): Promise<void>;
@@ -67,6 +73,7 @@ export class TaskCatalog {
     this.#entries.set(kind.taskType, {
       taskType: kind.taskType,
       timeoutMs: binding.timeoutMs,
+      long: binding.long ?? false,
       payload: kind.payload,
       // The payload is validated against kind.payload before the handler sees it.
       handler: binding.handler as (ctx: TaskContext<unknown>) => Promise<void>,
@@ -81,5 +88,10 @@ export class TaskCatalog {
 
   types(): TaskType[] {
     return [...this.#entries.keys()];
+  }
+
+  /** The types bound as long: the claim shares them fairly between organizations. */
+  longTypes(): TaskType[] {
+    return [...this.#entries.values()].filter((e) => e.long).map((e) => e.taskType);
   }
 }

@@ -1,7 +1,20 @@
 // The queue's statements. Every state change after the claim is fenced by `locked_by`: a worker
 // that lost its lease (it stalled past `locked_until` and another worker took the task) changes
 // nothing, and its checkpoints throw so its own transaction rolls back.
-import { and, eq, inArray, sql } from "drizzle-orm";
+//
+// Fair share between organizations. A process runs 2 workers by default (VECSYNC_WORKERS) and a
+// fill (backfill, rebackfill: the kinds bound as `long`) may run 6 h, so by priority and age alone
+// one organization's two fills would hold every worker for hours while every other
+// organization's tasks, its deletion included, waited behind them. So a claim ranks a long task by
+// the long tasks its organization runs now (live leases, in every process), every other task 0,
+// and takes the lowest rank first, before priority. An organization already running a fill thus
+// starts no second one while another organization has a task waiting (pending and due, or its
+// lease expired; a task in back-off is not waiting) that ranks 0, i.e. is not itself a further
+// fill of a busy organization. When no such task waits it takes every free worker, so no worker
+// idles while a task is due; when every waiting organization already runs fills, a free worker
+// goes to the one running fewest. A running fill is never pre-empted: another organization's task
+// waits for one running task to end, not behind a whole queue of fills.
+import { and, eq, inArray, sql, type SQL } from "drizzle-orm";
 import { tasks } from "./tables.ts";
 import type { DbOrTx, TaskProgress, TaskRow } from "./types.ts";
 
@@ -19,22 +32,24 @@ const held = (taskId: string, workerId: string) => and(eq(tasks.id, taskId), eq(
 
 /**
  * Claims the next runnable task of the given types: pending and due, or running with an expired
- * lease (its worker died). Lowest priority first, then oldest, then insertion order (rowid). One
- * UPDATE … WHERE id = (SELECT …) statement: SQLite and libSQL run it under the write lock, so two
- * workers — in one process or in several sharing the database — never claim the same task.
+ * lease (its worker died). Fair share first when `longTypes` are given (see the header), then
+ * lowest priority, then oldest, then insertion order (rowid). One UPDATE … WHERE id = (SELECT …)
+ * statement: SQLite and libSQL run it under the write lock, so two workers — in one process or in
+ * several sharing the database — never claim the same task, and the fair-share count is read
+ * from the rows every process's claims left, nothing kept in memory.
  * `attempts` counts runs, a resumed run included; `stalled_runs` counts this run as one without
  * progress until a checkpoint moves the task forward (docs/api.md#tasks).
  */
-export async function claimNext(db: DbOrTx, opts: { workerId: string; types: readonly string[]; now: Date; leaseMs: number }): Promise<TaskRow | null> {
+export async function claimNext(db: DbOrTx, opts: { workerId: string; types: readonly string[]; longTypes?: readonly string[]; now: Date; leaseMs: number }): Promise<TaskRow | null> {
   if (opts.types.length === 0) return null;
   const now = iso(opts.now);
-  const runnable = sql`(${tasks.status} = 'pending' AND ${tasks.runAfter} <= ${now}) OR (${tasks.status} = 'running' AND ${tasks.lockedUntil} < ${now})`;
-  const next = db
-    .select({ id: tasks.id })
-    .from(tasks)
-    .where(and(inArray(tasks.status, ["pending", "running"]), inArray(tasks.taskType, [...opts.types]), runnable))
-    .orderBy(tasks.priority, tasks.createdAt, sql`rowid`)
-    .limit(1);
+  // Parenthesised whole: drizzle's and() does not wrap its operands, so a bare OR would escape it
+  // and one claim would take every running task whose lease expired, of any type.
+  const runnable = sql`((${tasks.status} = 'pending' AND ${tasks.runAfter} <= ${now}) OR (${tasks.status} = 'running' AND ${tasks.lockedUntil} < ${now}))`;
+  const due = and(inArray(tasks.status, ["pending", "running"]), inArray(tasks.taskType, [...opts.types]), runnable);
+  const next = opts.longTypes?.length
+    ? fairShareNext(db, due, opts.longTypes, now)
+    : db.select({ id: tasks.id }).from(tasks).where(due).orderBy(tasks.priority, tasks.createdAt, sql`rowid`).limit(1);
   const rows = await db
     .update(tasks)
     .set({
@@ -48,6 +63,28 @@ export async function claimNext(db: DbOrTx, opts: { workerId: string; types: rea
     .where(and(sql`${tasks.id} = (${next})`, runnable))
     .returning();
   return rows[0] ?? null;
+}
+
+/**
+ * The due task to claim under fair share (claimNext): the running long tasks are counted per
+ * organization once (a handful of rows, found by the claim index's `status`), joined to the due
+ * ones, and a long task ranks by its organization's count.
+ */
+function fairShareNext(db: DbOrTx, due: SQL | undefined, longTypes: readonly string[], now: string) {
+  const busy = db
+    .select({ orgId: tasks.orgId, fills: sql<number>`count(*)`.as("fills") })
+    .from(tasks)
+    .where(and(eq(tasks.status, "running"), sql`${tasks.lockedUntil} >= ${now}`, inArray(tasks.taskType, [...longTypes])))
+    .groupBy(tasks.orgId)
+    .as("busy");
+  const rank = sql`CASE WHEN ${inArray(tasks.taskType, [...longTypes])} THEN coalesce(${busy.fills}, 0) ELSE 0 END`;
+  return db
+    .select({ id: tasks.id })
+    .from(tasks)
+    .leftJoin(busy, eq(busy.orgId, tasks.orgId))
+    .where(due)
+    .orderBy(rank, tasks.priority, tasks.createdAt, sql`${tasks}.rowid`)
+    .limit(1);
 }
 
 /** Extends the lease; false when the task is no longer ours. */

@@ -120,7 +120,7 @@ export class TaskRunner {
       const workerId = `${loopId}:${claim}`;
       let task: TaskRow | null = null;
       try {
-        task = await queue.claimNext(this.#db, { workerId, types: this.#catalog.types(), now: this.#clock.now(), leaseMs: this.#opts.leaseMs });
+        task = await queue.claimNext(this.#db, { workerId, types: this.#catalog.types(), longTypes: this.#catalog.longTypes(), now: this.#clock.now(), leaseMs: this.#opts.leaseMs });
       } catch (err) {
         this.#logger.warn({ err, worker: workerId }, "task claim failed");
       }

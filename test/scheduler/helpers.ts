@@ -9,7 +9,7 @@ import { claimNext, saveProgress } from "../../src/scheduler/queue.ts";
 import { TaskRunner, type RunnerOptions } from "../../src/scheduler/runner.ts";
 import type { TaskProgress } from "../../src/scheduler/types.ts";
 import { tasks } from "../../src/scheduler/tables.ts";
-import { systemClock } from "../../src/shared/clock.ts";
+import { systemClock, type Clock } from "../../src/shared/clock.ts";
 import { createLogger } from "../../src/shared/log.ts";
 import { BACKFILL, ORG_DELETION, REBACKFILL } from "../../src/domains/tasks/kinds.ts";
 import { tempDir, type TempDir } from "../harness.ts";
@@ -44,8 +44,8 @@ export async function queueWorld(): Promise<QueueWorld> {
   };
 }
 
-export function runnerFor(database: Database, catalog: TaskCatalog, opts: Partial<RunnerOptions> = {}): TaskRunner & AsyncDisposable {
-  const runner = new TaskRunner(database.db, catalog, systemClock, createLogger("silent"), { ...FAST, ...opts });
+export function runnerFor(database: Database, catalog: TaskCatalog, opts: Partial<RunnerOptions> = {}, clock: Clock = systemClock): TaskRunner & AsyncDisposable {
+  const runner = new TaskRunner(database.db, catalog, clock, createLogger("silent"), { ...FAST, ...opts });
   return Object.assign(runner, { [Symbol.asyncDispose]: () => runner.stop() });
 }
 

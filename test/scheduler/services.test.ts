@@ -3,7 +3,9 @@ import { describe, expect, test } from "bun:test";
 import { type } from "arktype";
 import { eq } from "drizzle-orm";
 import { BACKFILL, ORG_DELETION, REBACKFILL } from "../../src/domains/tasks/kinds.ts";
+import type { TaskService } from "../../src/scheduler/scheduler.ts";
 import { tasks } from "../../src/scheduler/tables.ts";
+import { registerTasks } from "../../src/wiring.ts";
 import { createTestApp, eventually } from "../harness.ts";
 
 describe("happy", () => {
@@ -34,5 +36,13 @@ describe("happy", () => {
     const deletion = await queue.enqueue<unknown>(db, ORG_DELETION, { orgId: "o1", targetId: "o1", payload: {} });
     const given = await queue.enqueue<unknown>(db, BACKFILL, { orgId: "o1", targetId: "vt", payload: {}, priority: 1, maxAttempts: 1 });
     expect([backfill, rebackfill, deletion, given].map((t) => [t.priority, t.maxAttempts])).toEqual([[3, 3], [3, 3], [7, 5], [1, 1]]);
+  });
+
+  test("the fills are bound as long (one per organization while others wait, scheduler/queue.ts); organization deletion is not", async () => {
+    await using app = await createTestApp();
+    const bound = new Map<string, boolean>();
+    const recording: TaskService = { ...app.services.tasks, register: (kind, binding) => void bound.set(kind.taskType, binding.long ?? false) };
+    registerTasks({ ...app.services, tasks: recording });
+    expect(Object.fromEntries(bound)).toEqual({ backfill: true, rebackfill: true, org_deletion: false });
   });
 });
