@@ -106,6 +106,7 @@ const CASES: CrossOrgCase[] = [
   { route: "GET /v1/vector-tables/:vector_table_id/sync/status", name: "read the other org's sync status", as: "owner-key", call: (v) => ({ method: "GET", path: `/v1/vector-tables/${v.vectorTableId}/sync/status` }) },
   { route: "GET /v1/vector-tables/:vector_table_id/sync/history", name: "read the other org's sync history", as: "owner-key", call: (v) => ({ method: "GET", path: `/v1/vector-tables/${v.vectorTableId}/sync/history` }) },
   { route: "POST /v1/vector-tables/:vector_table_id/sync", name: "start a pass of the other org's table", as: "owner-key", call: (v) => ({ method: "POST", path: `/v1/vector-tables/${v.vectorTableId}/sync` }) },
+  { route: "GET /v1/vector-tables/:vector_table_id/errors", name: "read the other org's row errors", as: "owner-key", call: (v) => ({ method: "GET", path: `/v1/vector-tables/${v.vectorTableId}/errors` }) },
   { route: "POST /v1/vector-tables/:vector_table_id/sync/pause", name: "pause the other org's sync", as: "owner-key", call: (v) => ({ method: "POST", path: `/v1/vector-tables/${v.vectorTableId}/sync/pause` }) },
   { route: "POST /v1/vector-tables/:vector_table_id/sync/resume", name: "resume the other org's sync", as: "owner-key", call: (v) => ({ method: "POST", path: `/v1/vector-tables/${v.vectorTableId}/sync/resume` }) },
   {

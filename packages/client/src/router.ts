@@ -891,6 +891,27 @@ export type AppRouter = TRPCBuiltRouter<{ ctx: object; meta: object; errorShape:
         pass_id: string;
       }
     >;
+    errors: Query<
+      {
+        vector_table_id: string;
+        limit?: string | number;
+        cursor?: string;
+      },
+      {
+        data: {
+          pk: string;
+          error: string;
+          attempts: number;
+          first_seen_at: string;
+          last_seen_at: string;
+        }[];
+        pagination: {
+          limit: number;
+          has_more: boolean;
+          next_cursor: null | string;
+        };
+      }
+    >;
   };
   query: {
     search: Mutation<

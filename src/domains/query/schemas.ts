@@ -3,8 +3,17 @@ import { FILTER_JSON_SCHEMAS } from "../../drivers/vector-store/filters/json-sch
 import type { Filter } from "../../drivers/vector-store/filters/language.ts";
 import { documentedAs } from "../../shared/validate.ts";
 
-/** The query text: any non-blank string (it is embedded as is). */
-const QueryText = type("string").narrow((s, ctx) => s.trim().length > 0 || ctx.mustBe("a non-empty string"));
+/**
+ * The longest query text, in characters (UTF-16 code units, as JSON strings count them). A query
+ * is a search phrase; this is already the whole input of the OpenAI models (8,191 tokens are
+ * ~32,000 characters of English) and four times a Vertex model's, so past it a text would only be
+ * cut before it is embedded. Refusing it costs nothing, where counting its tokens held the event
+ * loop for seconds (docs/api.md#limits).
+ */
+export const QUERY_MAX_CHARS = 32_768;
+
+/** The query text: any non-blank string up to QUERY_MAX_CHARS (it is embedded as is). */
+const QueryText = type(`string <= ${QUERY_MAX_CHARS}`).narrow((s, ctx) => s.trim().length > 0 || ctx.mustBe("a non-empty string"));
 
 /**
  * The filter language (docs/vector-tables.md#filters) is checked against the table's metadata columns by the

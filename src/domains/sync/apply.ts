@@ -14,9 +14,10 @@ import { keyText } from "../../drivers/sources/types.ts";
 import type { MetadataUpdate, RowHashes, UpsertRow } from "../../drivers/vector-store/index.ts";
 import { foreground } from "../../shared/foreground.ts";
 import { renderMetadata, renderText, storedTextHash } from "../vector-tables/render.ts";
-import { emptyRowsAmong, recordEmptyRows } from "./empty-rows.ts";
+import { emptyRowsAmong, recordEmptyRows, type FailedRow } from "./empty-rows.ts";
 import { embedRows } from "./embedder.ts";
 import type { SyncJob } from "./job.ts";
+import { rowTextLimit, textRefusal } from "./row-errors.ts";
 
 export type ApplyTarget = {
   /** The generation written: the live one, or a building one during a re-backfill. */
@@ -104,12 +105,16 @@ export async function prepareRows(job: SyncJob, hashes: RowHash[], target: Apply
   const want = new Map(hashes.map((h) => [keyText(h.key), { text: storedTextHash(h.textHash, job.tag), meta: h.metaHash }]));
   const { changed: toFetch, unchanged } = splitChanged(job, hashes, current, empties);
   counts.unchanged = unchanged;
-  const fetched = await job.source.fetchByKeys({ table: job.table.sourceTable, pk: [job.table.primaryKeyColumn], columns: job.columns, keys: toFetch.map((h) => h.key) });
+  // A text over the row cap is not even sent by a source that can hold it back (row-errors.ts).
+  const textLimit = job.embedder.kind === "provider" ? rowTextLimit(job.textColumns) : undefined;
+  const fetched = await job.source.fetchByKeys({ table: job.table.sourceTable, pk: [job.table.primaryKeyColumn], columns: job.columns, keys: toFetch.map((h) => h.key), textLimit });
   const rows = new Map<string, SourceRow>(fetched.map((r) => [keyText(r.key), r]));
 
   let deletes: string[] = [];
   let metaUpdates: MetadataUpdate[] = [];
   let emptied: { pk: string; textHash: string }[] = [];
+  let failed: FailedRow[] = [];
+  const readAt = job.services.clock.now().toISOString();
   const upserts: UpsertRow[] = [];
   const toEmbed: UpsertRow[] = [];
   const maybeReuse: UpsertRow[] = [];
@@ -137,6 +142,13 @@ export async function prepareRows(job: SyncJob, hashes: RowHash[], target: Apply
       continue;
     }
     const text = renderText(job.table.columns, row.values);
+    // Before any tokenizer work: a row whose text is over the cap fails alone (row-errors.ts).
+    const refusal = textRefusal(row, text);
+    if (refusal !== null) {
+      failed.push({ pk, textHash: w.text, error: refusal, at: readAt });
+      if (now) deletes.push(pk); // its stored vector is of a text the source no longer has
+      continue;
+    }
     if (text === null) {
       emptied.push({ pk, textHash: w.text });
       if (now) deletes.push(pk);
@@ -170,6 +182,7 @@ export async function prepareRows(job: SyncJob, hashes: RowHash[], target: Apply
     metaUpdates = kept(metaUpdates);
     deletes = deletes.filter((pk) => !left.has(pk));
     emptied = kept(emptied);
+    failed = kept(failed);
   }
   const at = { generation: target.generation, indexLater: target.indexLater };
   const embedded = await embedRows(job, embedding, new Set(current.keys()), at, opts.signal);
@@ -178,7 +191,7 @@ export async function prepareRows(job: SyncJob, hashes: RowHash[], target: Apply
   counts.embedded += embedded.embedded;
   // Rows recorded as empty that were re-read and no longer are (they have text now, or are gone).
   const reread = new Set(toFetch.map((h) => keyText(h.key)));
-  const leftOut = new Set([...hashes.slice(handled).map((h) => keyText(h.key)), ...emptied.map((r) => r.pk)]);
+  const leftOut = new Set([...hashes.slice(handled).map((h) => keyText(h.key)), ...emptied.map((r) => r.pk), ...failed.map((r) => r.pk)]);
   const cleared = [...empties.keys()].filter((pk) => reread.has(pk) && !leftOut.has(pk));
   counts.metadata = metaUpdates.length;
   counts.deleted = deletes.length + embedded.deleted;
@@ -200,7 +213,7 @@ export async function prepareRows(job: SyncJob, hashes: RowHash[], target: Apply
       await store.delete(deletes, at);
       // After the vectors: a crash between the two leaves a row uncounted until the next pass
       // re-reads it, never counted twice.
-      if (emptied.length + cleared.length > 0) await recordEmptyRows(job.services.database.db, job.table.id, target.generation, { emptied, cleared });
+      if (emptied.length + failed.length + cleared.length > 0) await recordEmptyRows(job.services.database.db, job.table.id, target.generation, { emptied, failed, cleared });
     },
   };
 }

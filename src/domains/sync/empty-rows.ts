@@ -1,6 +1,7 @@
-// The rows known to render empty text (tables.ts `sync_empty_rows`), the sync engine's own record:
-// read a page of keys at a time and written once per applied batch, never a query per row.
-import { and, count, eq, inArray, ne, sql } from "drizzle-orm";
+// The rows left out of the collection (tables.ts `sync_empty_rows`), the sync engine's own record:
+// those known to render empty text, and those that failed on their own (row-errors.ts). Read a
+// page of keys at a time and written once per applied batch, never a query per row.
+import { and, count, eq, inArray, isNull, ne, sql } from "drizzle-orm";
 import type { Executor } from "../../db/executor.ts";
 import { vectorTables } from "../vector-tables/tables.ts";
 import { syncEmptyRows } from "./tables.ts";
@@ -12,7 +13,7 @@ const chunks = <T>(items: T[]): T[][] => Array.from({ length: Math.ceil(items.le
 
 const of = (tableId: string, generation: number) => and(eq(syncEmptyRows.vectorTableId, tableId), eq(syncEmptyRows.generation, generation));
 
-/** Which of `pks` are known to render empty in the generation: pk → the text hash they had. */
+/** Which of `pks` are known to render empty, or to fail, in the generation: pk → the text hash they had. */
 export async function emptyRowsAmong(db: Executor, tableId: string, generation: number, pks: string[]): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   for (const part of chunks(pks)) {
@@ -22,20 +23,44 @@ export async function emptyRowsAmong(db: Executor, tableId: string, generation: 
   return out;
 }
 
+/** Rows rendering empty (synced, with no vector); failed rows are not synced. */
 export async function countEmptyRows(db: Executor, tableId: string, generation: number): Promise<number> {
-  const [row] = await db.select({ n: count() }).from(syncEmptyRows).where(of(tableId, generation));
+  const [row] = await db.select({ n: count() }).from(syncEmptyRows).where(and(of(tableId, generation), isNull(syncEmptyRows.error)));
   return row?.n ?? 0;
 }
 
-export type EmptyRowChanges = { emptied: { pk: string; textHash: string }[]; cleared: string[] };
+/** A row that failed on its own (docs/vector-tables.md#row-errors), read at `at`. */
+export type FailedRow = { pk: string; textHash: string; error: string; at: string };
 
-/** After the batch's vectors are stored: rows now rendering empty are recorded, rows that no longer do are not. */
+export type EmptyRowChanges = { emptied: { pk: string; textHash: string }[]; failed?: FailedRow[]; cleared: string[] };
+
+const key = [syncEmptyRows.vectorTableId, syncEmptyRows.generation, syncEmptyRows.pk];
+
+/**
+ * After the batch's vectors are stored: rows now rendering empty or failing are recorded, rows
+ * that no longer do are not. A row failing again counts one attempt more and keeps when it first failed.
+ */
 export async function recordEmptyRows(db: Executor, tableId: string, generation: number, changes: EmptyRowChanges): Promise<void> {
   for (const part of chunks(changes.emptied)) {
     await db
       .insert(syncEmptyRows)
       .values(part.map((r) => ({ vectorTableId: tableId, generation, pk: r.pk, textHash: r.textHash })))
-      .onConflictDoUpdate({ target: [syncEmptyRows.vectorTableId, syncEmptyRows.generation, syncEmptyRows.pk], set: { textHash: sql`excluded.text_hash` } });
+      .onConflictDoUpdate({ target: key, set: { textHash: sql`excluded.text_hash`, error: null, attempts: null, firstSeenAt: null, lastSeenAt: null } });
+  }
+  for (const part of chunks(changes.failed ?? [])) {
+    await db
+      .insert(syncEmptyRows)
+      .values(part.map((r) => ({ vectorTableId: tableId, generation, pk: r.pk, textHash: r.textHash, error: r.error, attempts: 1, firstSeenAt: r.at, lastSeenAt: r.at })))
+      .onConflictDoUpdate({
+        target: key,
+        set: {
+          textHash: sql`excluded.text_hash`,
+          error: sql`excluded.error`,
+          attempts: sql`CASE WHEN ${syncEmptyRows.error} IS NULL THEN 1 ELSE ${syncEmptyRows.attempts} + 1 END`,
+          firstSeenAt: sql`coalesce(${syncEmptyRows.firstSeenAt}, excluded.first_seen_at)`,
+          lastSeenAt: sql`excluded.last_seen_at`,
+        },
+      });
   }
   for (const part of chunks(changes.cleared)) await db.delete(syncEmptyRows).where(and(of(tableId, generation), inArray(syncEmptyRows.pk, part)));
 }

@@ -1,6 +1,6 @@
 import { defineRoute } from "../../http/route.ts";
-import { ListSyncHistory, SyncHistoryPage, SyncStarted } from "./schemas.ts";
-import { listSyncHistory, startSync } from "./service.ts";
+import { ListRowErrors, ListSyncHistory, RowErrorsPage, SyncHistoryPage, SyncStarted } from "./schemas.ts";
+import { listRowErrors, listSyncHistory, startSync } from "./service.ts";
 
 const tag = "Sync";
 
@@ -25,5 +25,16 @@ export const syncRoutes = [
     status: 202,
     response: SyncStarted,
     handler: ({ services, actor, params }) => startSync(services, actor, params.vector_table_id),
+  }),
+  defineRoute({
+    method: "GET",
+    path: "/v1/vector-tables/:vector_table_id/errors",
+    tag,
+    summary: "The rows that failed on their own and are not embedded (a text over the size limit), first failed first (cursor pagination)",
+    auth: "api_key",
+    errors: ["source_error"],
+    query: ListRowErrors,
+    response: RowErrorsPage,
+    handler: ({ services, actor, params, query }) => listRowErrors(services, actor, params.vector_table_id, query),
   }),
 ];

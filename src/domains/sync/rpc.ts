@@ -1,6 +1,6 @@
 import { keyProcedure, router } from "../../../rpc/init.ts";
-import { SyncHistoryInput, SyncTableInput } from "./schemas.ts";
-import { listSyncHistory, startSync } from "./service.ts";
+import { RowErrorsInput, SyncHistoryInput, SyncTableInput } from "./schemas.ts";
+import { listRowErrors, listSyncHistory, startSync } from "./service.ts";
 
 // The path parameter travels as `vector_table_id`.
 export const syncRouter = router({
@@ -9,4 +9,8 @@ export const syncRouter = router({
     return listSyncHistory(ctx.services, ctx.actor, vector_table_id, page);
   }),
   start: keyProcedure.input(SyncTableInput).mutation(({ ctx, input }) => startSync(ctx.services, ctx.actor, input.vector_table_id)),
+  errors: keyProcedure.input(RowErrorsInput).query(({ ctx, input }) => {
+    const { vector_table_id, ...page } = input;
+    return listRowErrors(ctx.services, ctx.actor, vector_table_id, page);
+  }),
 });

@@ -1,5 +1,5 @@
-// The sync domain's API (docs/vector-tables.md#sync-history, #sync-now): a table's pass history,
-// and a pass started by hand. The pass is the periodic one (batch.ts): the same slot, so a tick
+// The sync domain's API (docs/vector-tables.md#sync-history, #sync-now, #row-errors): a table's pass
+// history, a pass started by hand, and the rows that failed on their own. The pass is the periodic one (batch.ts): the same slot, so a tick
 // and a request never run two passes of a table at once, and the same code, history included.
 import type { Services } from "../../services.ts";
 import type { KeyActor } from "../../shared/actor.ts";
@@ -9,13 +9,15 @@ import { pageRequest, toPage, type Page, type PageQuery } from "../../shared/pag
 import { findVectorTableById } from "../vector-tables/repo.ts";
 import { vectorTableOf } from "../vector-tables/service.ts";
 import { hasStorage, servesConfig } from "../vector-tables/state.ts";
+import { storageFailure, tableStore } from "../vector-tables/storage.ts";
 import type { VectorTableRow } from "../vector-tables/tables.ts";
 import { claimPass, hasActiveBackfill, passEligible, passKind, runPass } from "./batch.ts";
 import { startPass, type Pass } from "./history.ts";
 import { pagePasses } from "./repo.ts";
-import type { SyncPass, SyncStarted } from "./schemas.ts";
+import { pageRowErrors } from "./row-errors.ts";
+import type { RowError, SyncPass, SyncStarted } from "./schemas.ts";
 import { syncState } from "./state.ts";
-import type { SyncPassRow } from "./tables.ts";
+import type { LeftOutRow, SyncPassRow } from "./tables.ts";
 
 export function presentPass(row: SyncPassRow): SyncPass {
   return {
@@ -95,3 +97,23 @@ export async function startSync(services: Services, actor: KeyActor, id: string)
     .finally(release);
   return { vector_table_id: table.id, pass_id: pass.id };
 }
+
+/**
+ * GET /v1/vector-tables/{id}/errors: any permission; the rows of the served generation that failed
+ * on their own (row-errors.ts), first failed first, cursor pages bound to the table.
+ */
+export async function listRowErrors(services: Services, actor: KeyActor, id: string, query: PageQuery): Promise<Page<RowError>> {
+  const table = await vectorTableOf(services, actor.orgId, id);
+  const scope = `row-errors:${actor.orgId}:${table.id}`;
+  const page = pageRequest(services.config.masterKey, scope, query);
+  let rows: LeftOutRow[] = [];
+  if (hasStorage(table)) {
+    const generation = await tableStore(services, table)
+      .then((store) => store.generations())
+      .catch((err: unknown) => Promise.reject(table.mode === "platform" ? storageFailure(err, table.connectionId) : err));
+    rows = await pageRowErrors(services.database.db, table.id, generation.live, page);
+  }
+  return toPage(services.config.masterKey, scope, page, rows, (r) => ({ createdAt: r.firstSeenAt!, id: r.pk }), presentRowError);
+}
+
+const presentRowError = (row: LeftOutRow): RowError => ({ pk: row.pk, error: row.error!, attempts: row.attempts!, first_seen_at: row.firstSeenAt!, last_seen_at: row.lastSeenAt! });

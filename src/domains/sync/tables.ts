@@ -1,12 +1,14 @@
 import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
 /**
- * Rows whose text renders empty (docs/vector-tables.md#text-and-metadata), per generation of the
- * table's collection: not in the collection, yet synced. Kept in the database, not in memory, so
- * `synced_rows` (vectors + these) stays true after a restart, and a hash pass skips them while their
- * text hash holds instead of fetching them every time. Per generation because a re-backfill's new
- * configuration may render other rows empty than the served one. No foreign key (see the
- * migrations): removed with the vector table and its organization (sync/empty-rows.ts).
+ * Rows left out of a generation of the table's collection, yet synced: those whose text renders
+ * empty (docs/vector-tables.md#text-and-metadata; `error` null), and those that failed on their
+ * own (docs/vector-tables.md#row-errors; `error` says why, listed by GET …/errors). Kept in the
+ * database, not in memory, so `synced_rows` (vectors + empty rows) stays true after a restart, and
+ * a hash pass skips them while their text hash holds instead of fetching them every time. Per
+ * generation because a re-backfill's new configuration may render other rows empty than the
+ * served one. No foreign key (see the migrations): removed with the vector table and its
+ * organization (sync/empty-rows.ts).
  */
 export const syncEmptyRows = sqliteTable(
   "sync_empty_rows",
@@ -14,11 +16,19 @@ export const syncEmptyRows = sqliteTable(
     vectorTableId: text("vector_table_id").notNull(),
     generation: integer("generation").notNull(),
     pk: text("pk").notNull(),
-    /** The stored text hash (bound to the embedding tag) the row had when it rendered empty. */
+    /** The stored text hash (bound to the embedding tag) the row had when it was left out. */
     textHash: text("text_hash").notNull(),
+    /** Why the row failed; null when its text renders empty. The three fields below are set with it. */
+    error: text("error"),
+    /** Times the row was read and failed, its text hash changing in between. */
+    attempts: integer("attempts"),
+    firstSeenAt: text("first_seen_at"),
+    lastSeenAt: text("last_seen_at"),
   },
   (t) => [primaryKey({ columns: [t.vectorTableId, t.generation, t.pk] })],
 );
+
+export type LeftOutRow = typeof syncEmptyRows.$inferSelect;
 
 export const PASS_KINDS = ["backfill", "rebackfill", "batch", "reconcile", "cdc"] as const;
 export type PassKind = (typeof PASS_KINDS)[number];

@@ -15,9 +15,20 @@ export interface TiktokenRanks {
   bpe_ranks: string;
 }
 
+/**
+ * A text's pieces walked in order: `starts[i]` is where piece i starts (code units) and
+ * `starts[i + 1]` where it ends; `totals[i]` the tokens up to and including piece i.
+ */
+export type Walk = { tokens: number; starts: number[]; totals: number[] };
+
+/** No rank: larger than every rank of the vocabulary (cl100k_base's reach ~100,000). */
+const NO_RANK = 0x7fffffff;
+
 export class BpeCounter {
   private readonly ranks = new Map<string, number>();
   private readonly split: RegExp;
+  private next = new Int32Array(256);
+  private rank = new Int32Array(256);
 
   constructor(source: TiktokenRanks) {
     this.split = new RegExp(source.pat_str, "gu");
@@ -35,11 +46,41 @@ export class BpeCounter {
     let tokens = 0;
     const split = this.split;
     split.lastIndex = 0;
-    for (let match = split.exec(text); match !== null; match = split.exec(text)) {
-      const bytes = this.binary(match[0]);
-      tokens += this.ranks.has(bytes) ? 1 : this.merged(bytes);
-    }
+    for (let match = split.exec(text); match !== null; match = split.exec(text)) tokens += this.pieceTokens(match[0]);
     return tokens;
+  }
+
+  /**
+   * Counts the pieces of `text` in order until the count passes `limit` (the piece that passes it
+   * is the last one walked), recording each piece's start and the running count, so a cut needs
+   * no second pass over the text. Null as soon as a piece is `tooLong` for its merge to be paid for.
+   */
+  walk(text: string, limit: number, tooLong: (piece: string) => boolean): Walk | null {
+    const starts: number[] = [];
+    const totals: number[] = [];
+    let tokens = 0;
+    const split = this.split;
+    split.lastIndex = 0;
+    for (let match = split.exec(text); match !== null; match = split.exec(text)) {
+      if (tooLong(match[0])) return null;
+      tokens += this.pieceTokens(match[0]);
+      starts.push(match.index);
+      totals.push(tokens);
+      if (tokens > limit) break;
+    }
+    starts.push(split.lastIndex || text.length); // where the last piece walked ends
+    return { tokens, starts, totals };
+  }
+
+  /** Where a piece's tokens end: offsets in its UTF-8 bytes, ascending, the last its length. */
+  tokenEnds(piece: string): number[] {
+    const bytes = this.binary(piece);
+    return this.ranks.has(bytes) ? [bytes.length] : this.merged(bytes).slice(1);
+  }
+
+  private pieceTokens(piece: string): number {
+    const bytes = this.binary(piece);
+    return this.ranks.has(bytes) ? 1 : this.merged(bytes).length - 1;
   }
 
   /** The piece's UTF-8 bytes as a binary string: ASCII as it is. */
@@ -50,26 +91,44 @@ export class BpeCounter {
     return piece;
   }
 
-  /** Parts left after merging a piece's bytes, the lowest-ranked adjacent pair first. */
-  private merged(bytes: string): number {
-    // Part k is bytes[starts[k], starts[k + 1]); pairs[k] the rank of parts k and k + 1 joined.
-    const starts = Array.from({ length: bytes.length + 1 }, (_, i) => i);
-    const pairRank = (k: number) => (k + 2 < starts.length ? (this.ranks.get(bytes.slice(starts[k]!, starts[k + 2]!)) ?? Infinity) : Infinity);
-    const pairs = Array.from({ length: bytes.length - 1 }, (_, k) => pairRank(k));
+  /**
+   * Where the parts left after merging a piece's bytes start (and the last ends), the
+   * lowest-ranked adjacent pair merged first, leftmost on ties. The parts are a linked list over
+   * byte offsets (`next`), each with the rank of it joined to the next one (`rank`), in buffers
+   * kept between calls: a merge costs a scan of the parts left and two look-ups, no array shifts.
+   */
+  private merged(bytes: string): number[] {
+    const n = bytes.length;
+    if (this.next.length <= n) {
+      this.next = new Int32Array(2 * n + 2);
+      this.rank = new Int32Array(2 * n + 2);
+    }
+    const { next, rank } = this;
+    const pairRank = (i: number): number => {
+      const j = next[i]!;
+      return j >= n ? NO_RANK : (this.ranks.get(bytes.slice(i, next[j]!)) ?? NO_RANK);
+    };
+    for (let i = 0; i <= n; i++) next[i] = i + 1;
+    for (let i = 0; i < n; i++) rank[i] = pairRank(i);
     for (;;) {
-      let best = Infinity;
+      let best = NO_RANK;
       let at = -1;
-      for (let k = 0; k < pairs.length; k++) {
-        if (pairs[k]! < best) {
-          best = pairs[k]!;
-          at = k;
+      let before = -1;
+      for (let i = 0, prev = -1; i < n; prev = i, i = next[i]!) {
+        if (rank[i]! < best) {
+          best = rank[i]!;
+          at = i;
+          before = prev;
         }
       }
-      if (at < 0) return starts.length - 1;
-      starts.splice(at + 1, 1);
-      pairs.splice(at, 1);
-      if (at < pairs.length) pairs[at] = pairRank(at);
-      if (at > 0) pairs[at - 1] = pairRank(at - 1);
+      if (at < 0) break;
+      next[at] = next[next[at]!]!;
+      rank[at] = pairRank(at);
+      if (before >= 0) rank[before] = pairRank(before);
     }
+    const starts: number[] = [];
+    for (let i = 0; i < n; i = next[i]!) starts.push(i);
+    starts.push(n);
+    return starts;
   }
 }

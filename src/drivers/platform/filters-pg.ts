@@ -61,7 +61,19 @@ export function compilePg(node: FilterNode | null, columns: MetadataColumn[], pa
       const cast = range && type === "integer" && !Number.isSafeInteger(value) ? "numeric" : PG_CAST[type];
       return placeholder(params.length, cast);
     },
+    // One array parameter per list (`= ANY`), read as text, then cast element by element: the
+    // planner folds it to a constant and estimates it value by value, as it did `IN (…)`.
+    list: (col, values, index) => {
+      params.push(arrayText(values));
+      const array = placeholder(params.length, "text[]") + `::${PG_CAST[columns[index]!.type]}[]`;
+      return { in: `${col} = ANY(${array})`, notIn: `${col} <> ALL(${array})` };
+    },
     true: "TRUE",
     false: "FALSE",
   });
+}
+
+/** A Postgres array literal of the values' texts, each quoted, `"` and `\` escaped with `\`: `{"a","say \"hi\""}`. */
+export function arrayText(values: Scalar[]): string {
+  return `{${values.map((v) => `"${scalarText(v).replace(/[\\"]/g, "\\$&")}"`).join(",")}}`;
 }

@@ -1,7 +1,7 @@
 // SQL text for the Postgres source: every identifier quoted, every value a parameter. Keyset
 // pagination compares the key as a row, `(a, b) > ($1, $2)`, which Postgres answers from the
 // primary-key index in key order for single and composite keys alike.
-import type { Key } from "./types.ts";
+import type { Key, TextLimit } from "./types.ts";
 
 export function quoteIdent(name: string): string {
   if (name.length === 0 || name.includes("\0")) throw new Error(`invalid identifier ${JSON.stringify(name)}`);
@@ -78,10 +78,23 @@ function keysIn(pk: string[], keys: Key[]): Statement {
   return { text: `${lhs} IN (${tuples.join(", ")})`, params };
 }
 
-/** Rows among `keys`, their columns. */
-export function fetchStatement(table: TableRef, pk: string[], columns: string[], keys: Key[]): Statement {
+/**
+ * Rows among `keys`, their columns. With `limit`: its columns read only while their text comes to
+ * at most `maxBytes` together, and one more column, their bytes when over (else null), so a row
+ * of megabytes costs a number on the wire. `octet_length` of a `text` value reads its TOAST
+ * header, not the value.
+ */
+export function fetchStatement(table: TableRef, pk: string[], columns: string[], keys: Key[], limit?: TextLimit): Statement {
   const where = keysIn(pk, keys);
-  return { text: `SELECT ${list(selectColumns(pk, columns))} FROM ${table.sql} WHERE ${where.text} ORDER BY ${list(pk)}`, params: where.params };
+  const names = selectColumns(pk, columns);
+  let select = list(names);
+  if (limit && limit.columns.length > 0) {
+    const bytes = limit.columns.map((c) => `coalesce(octet_length(${quoteIdent(c)}::text), 0)::int8`).join(" + ");
+    const over = `(${bytes}) > ${Math.floor(limit.maxBytes)}`;
+    const held = (c: string) => limit.columns.includes(c) && !pk.includes(c);
+    select = `${names.map((c) => (held(c) ? `CASE WHEN ${over} THEN NULL ELSE ${quoteIdent(c)} END` : quoteIdent(c))).join(", ")}, CASE WHEN ${over} THEN ${bytes} END`;
+  }
+  return { text: `SELECT ${select} FROM ${table.sql} WHERE ${where.text} ORDER BY ${list(pk)}`, params: where.params };
 }
 
 /** Rows among `keys`, their hashes: the select list of `hashStatement`, so the two always agree. */

@@ -129,16 +129,21 @@ export class PostgresSource implements SourceConnector {
     return found;
   }
 
-  async fetchByKeys({ table, pk, columns, keys }: FetchRequest): Promise<SourceRow[]> {
+  async fetchByKeys({ table, pk, columns, keys, textLimit }: FetchRequest): Promise<SourceRow[]> {
     checkPage(pk, 1);
     if (keys.length === 0) return [];
     const ref = await this.resolveTable(table);
     const names = selectColumns(pk, columns);
+    const limited = textLimit !== undefined && textLimit.columns.length > 0;
     const found: SourceRow[] = [];
     for (let i = 0; i < keys.length; i += FETCH_CHUNK) {
-      const statement = fetchStatement(ref, pk, columns, keys.slice(i, i + FETCH_CHUNK));
+      const statement = fetchStatement(ref, pk, columns, keys.slice(i, i + FETCH_CHUNK), textLimit);
       const rows = await this.run(`fetch ${table}`, () => this.rows(statement));
-      for (const values of rows) found.push(toRow(names, pk.length, values));
+      for (const values of rows) {
+        const row = toRow(names, pk.length, values);
+        const bytes = limited ? values[names.length] : null; // the statement's last column
+        found.push(bytes === null || bytes === undefined ? row : { ...row, textBytes: Number(bytes) });
+      }
     }
     return found;
   }

@@ -39,6 +39,8 @@ export interface SourceRow {
   key: Key;
   /** Every requested column by name, key columns included. */
   values: Record<string, SourceValue>;
+  /** Set when `FetchRequest.textLimit` held the row's text back: the UTF-8 bytes its text columns hold. */
+  textBytes?: number;
 }
 
 export interface HashRequest {
@@ -71,7 +73,15 @@ export interface FetchRequest {
   pk: string[];
   columns: string[];
   keys: Key[];
+  /**
+   * Text columns not to read past `maxBytes` together: a row whose `columns` hold more text comes
+   * back with them null and `textBytes` set, measured by the source, the text left on its side.
+   * Key columns are read whole. A driver may ignore it (the caller checks what it renders).
+   */
+  textLimit?: TextLimit;
 }
+
+export type TextLimit = { columns: string[]; maxBytes: number };
 
 /** A change feed for one synced table. `stream` names it (e.g. the vector table id). */
 export interface CdcTarget {

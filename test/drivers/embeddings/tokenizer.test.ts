@@ -6,7 +6,8 @@ import { createHash } from "node:crypto";
 import { getEncoding } from "js-tiktoken";
 import { findModel } from "../../../src/drivers/embeddings/catalog.ts";
 import { governorFor } from "../../../src/drivers/embeddings/governor.ts";
-import { fitInputs, tokenCounterFor } from "../../../src/drivers/embeddings/tokenizer.ts";
+import ranks from "js-tiktoken/ranks/cl100k_base";
+import { CL100K_MAX_TOKEN_BYTES, fitInputs, tokenCounterFor } from "../../../src/drivers/embeddings/tokenizer.ts";
 import { estimateTokens } from "../../../src/drivers/embeddings/tokens.ts";
 import { startFakeEmbeddings, type FakeEmbeddings } from "../../fakes/embeddings/server.ts";
 import { FAST, texts } from "./subjects.ts";
@@ -17,6 +18,8 @@ const tiktokens = (text: string) => reference.encode(text, [], []).length;
 const MODEL = "text-embedding-3-small";
 const MAX_TOKENS = findModel("emb_a", MODEL)!.maxTokens; // 8191
 const embed = { model: MODEL, dimensions: 256, kind: "document" } as const;
+/** The runs that make a text bounded by its bytes instead of encoded (tokenizer.ts LONG_RUN). */
+const LONG_RUN = /\p{L}{40,}|[^\s\p{L}\p{N}]{40,}|\s{40,}/u;
 
 // Inputs whose cl100k_base count sits on both sides of the 3-bytes-per-token estimate.
 const MIXED = [
@@ -116,6 +119,43 @@ describe("happy", () => {
     const short = `a hash: ${letters.slice(0, 60)}`;
     expect(counter.fit(short, MAX_TOKENS)).toEqual({ text: short, tokens: Buffer.byteLength(short) });
     expect(Buffer.byteLength(short)).toBeGreaterThanOrEqual(tiktokens(short)); // an over-count
+  });
+
+  test("no cl100k_base token without a 40-character run spans more bytes than the byte bound assumes", () => {
+    // The bound every text is cut to before it is counted (tokenizer.ts maxBytesFor) rests on it.
+    let longest = 0;
+    for (const line of ranks.bpe_ranks.split("\n")) {
+      for (const token of line.split(" ").slice(2)) {
+        const bytes = Buffer.from(token, "base64");
+        if (!LONG_RUN.test(bytes.toString("utf8"))) longest = Math.max(longest, bytes.length);
+      }
+    }
+    expect(longest).toBe(CL100K_MAX_TOKEN_BYTES);
+  });
+
+  test("a cut lands where it did when the whole text was encoded, in texts of every kind", async () => {
+    // Pieces of every class of the split pattern: words, numbers, symbols, blanks and newlines, contractions, non-ASCII.
+    const counter = await tokenCounterFor("emb_a");
+    const units = ["lorem ", "ipsum", " ", "  ", "\n", "\n\n", "\t", "0123", "4567890", "—", "é", "日本語", "😀", "<|endoftext|>", "'s", "'ll ", "!!", "...", "Größe", "𝐀𝐁", "   word", "====", "-".repeat(10), " ".repeat(12)];
+    let x = 3;
+    const pick = (n: number) => (x = (x * 1103515245 + 12345) & 0x7fffffff) % n;
+    let checked = 0;
+    for (let i = 0; i < 400; i++) {
+      const text = Array.from({ length: 50 + pick(400) }, () => units[pick(units.length)]!).join("");
+      if (LONG_RUN.test(text)) continue; // bounded by its bytes instead: the test above
+      const tokens = reference.encode(text, [], []);
+      for (const max of [1, 7, 64, 300]) {
+        const { text: cut, tokens: count } = counter.fit(text, max);
+        if (tokens.length <= max) expect({ cut, count }).toEqual({ cut: text, count: tokens.length });
+        expect(text.startsWith(cut)).toBe(true);
+        expect(reference.encode(cut, [], []).length).toBe(count);
+        expect(count).toBeLessThanOrEqual(max);
+        // The longest such prefix: one token more of the text's own encoding would not fit.
+        if (cut !== text) expect(reference.encode(reference.decode(tokens.slice(0, count + 1)), [], []).length).toBeGreaterThan(max);
+      }
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(200);
   });
 
   test("fitInputs keeps order and leaves short inputs untouched", async () => {

@@ -24,6 +24,15 @@ export interface StoreSubject {
 
 const DIMS = 16;
 
+const numbered = <T>(n: number, value: (i: number) => T): T[] => Array.from({ length: n }, (_, i) => value(i));
+/** Five `in`/`nin` lists of 1,000 values (the most one list takes), some of them matching. */
+const LONG_LISTS = {
+  $or: [{ category: { in: [...numbered(999, (i) => `c${i}`), "books"] } }, { stock: { in: numbered(1000, (i) => i * 3) } }],
+  category: { nin: numbered(1000, (i) => `n${i}`) },
+  price: { nin: numbered(1000, (i) => i / 4) },
+  stock: { nin: numbered(1000, (i) => 1_000_000 + i) },
+};
+
 export function storeContract(name: string, open: () => Promise<StoreSubject>): void {
   describe(`TableStore contract: ${name}`, () => {
     let subject: StoreSubject;
@@ -115,6 +124,7 @@ export function storeContract(name: string, open: () => Promise<StoreSubject>): 
         { active: { neq: true } },
         { $or: [{ category: "tools", active: false }, { stock: { lt: 2 } }] },
         { category: { in: [] } },
+        LONG_LISTS,
       ];
       const pin = await store.pin();
       try {

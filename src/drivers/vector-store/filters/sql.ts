@@ -26,6 +26,13 @@ const COMPARE_SQL = { eq: "=", gt: ">", gte: ">=", lt: "<", lte: "<=" } as const
 export interface SqlDialect {
   column(index: number, values: Scalar[]): string;
   bind(value: Scalar, index: number, values: Scalar[], range: boolean): string;
+  /**
+   * An `in` list bound as one value (`column` is the SQL of the column): the membership test and
+   * its negation for a non-null column. The statement's text then does not grow with the list,
+   * and filters of one shape share one statement whatever their lists (a cached statement of a
+   * 1,000-value list held ~100 KB). Absent: `IN (v1, v2, …)`, one bound value each.
+   */
+  list?(column: string, values: Scalar[], index: number): { in: string; notIn: string };
   readonly true: string;
   readonly false: string;
 }
@@ -48,6 +55,10 @@ export function filterSql(node: FilterNode | null, d: SqlDialect): string {
       case "set": {
         if (n.values.length === 0) return n.op === "in" ? d.false : d.true;
         const col = d.column(n.column, n.values);
+        if (d.list) {
+          const list = d.list(col, n.values, n.column);
+          return n.op === "in" ? `(${list.in})` : `(${col} IS NULL OR ${list.notIn})`;
+        }
         const list = n.values.map((v) => d.bind(v, n.column, n.values, false)).join(", ");
         return n.op === "in" ? `(${col} IN (${list}))` : `(${col} IS NULL OR ${col} NOT IN (${list}))`;
       }
@@ -70,6 +81,13 @@ export function compileSql(node: FilterNode | null, columns: MetadataColumn[], a
       else if (typeof value === "number" && type === "integer" && Number.isSafeInteger(value)) args.push(BigInt(value));
       else args.push(value);
       return "?";
+    },
+    // json_each reads numbers as INTEGER or REAL and strings as TEXT, which compare with the
+    // typed columns as the separate values did; booleans are stored as 1 and 0.
+    list: (column, values) => {
+      args.push(JSON.stringify(values.map((v) => (typeof v === "boolean" ? Number(v) : v))));
+      const list = "(SELECT value FROM json_each(?))";
+      return { in: `${column} IN ${list}`, notIn: `${column} NOT IN ${list}` };
     },
     true: "1",
     false: "0",
