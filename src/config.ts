@@ -5,6 +5,13 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "n
 import { randomBytes } from "node:crypto";
 import { join, resolve } from "node:path";
 import { ArgsError, parseFlags as parseCommandLine } from "./shared/args.ts";
+import { parseAddress, parseCidr, type Cidr } from "./shared/ip.ts";
+
+/**
+ * The least a given VECSYNC_JWT_SECRET may hold, in UTF-8 bytes: HS256 wants a key as long as its
+ * hash (RFC 7518 3.2), and a short secret can be guessed offline from any one token.
+ */
+export const MIN_JWT_SECRET_BYTES = 32;
 
 const Port = type("string.integer.parse").to("0 <= number.integer <= 65535");
 const PositiveInt = type("string.integer.parse").to("number.integer > 0");
@@ -40,6 +47,8 @@ export type Config = {
   otpIpLimit: number;
   denyHosts: string[];
   allowHosts: string[];
+  /** Reverse proxies whose X-Forwarded-For is believed (VECSYNC_TRUSTED_PROXIES; docs/security.md#behind-a-proxy); none by default. */
+  trustedProxies: Cidr[];
   logLevel: typeof LogLevel.infer;
   /** Bearer token `GET /metrics` asks for (VECSYNC_METRICS_TOKEN); null = no credential (docs/operability.md#metrics). */
   metricsToken: string | null;
@@ -98,7 +107,7 @@ export function loadConfig(flags: Record<string, string>, env: Env): Omit<Config
     host: host ? read<string>(host.source, host.raw, Text, "a host name or address") : "127.0.0.1",
     dataDir,
     databaseUrl: optional<string>(env, "VECSYNC_DATABASE_URL", Url, "a file:, libsql:, http: or https: URL") ?? `file:${join(dataDir, "vecsync.db")}`,
-    jwtSecret: optional<string>(env, "VECSYNC_JWT_SECRET", Text, "a non-empty secret"),
+    jwtSecret: jwtSecret(env),
     masterKey,
     smtpUrl,
     mailOutbox: optional<string>(env, "VECSYNC_MAIL_OUTBOX", Text, "a file path") ?? (smtpUrl ? null : join(dataDir, "outbox.jsonl")),
@@ -117,10 +126,27 @@ export function loadConfig(flags: Record<string, string>, env: Env): Omit<Config
     graphBinding: optional<typeof GraphBinding.infer>(env, "VECSYNC_GRAPH", GraphBinding, "auto or stock") ?? "auto",
     otpIpLimit: optional<number>(env, "VECSYNC_OTP_IP_LIMIT", PositiveInt, "a positive integer") ?? 30,
     denyHosts: list(env.VECSYNC_DENY_HOSTS),
+    trustedProxies: list(env.VECSYNC_TRUSTED_PROXIES).map(proxyEntry),
     allowHosts: list(env.VECSYNC_ALLOW_HOSTS),
     logLevel: optional<typeof LogLevel.infer>(env, "VECSYNC_LOG_LEVEL", LogLevel, "one of fatal, error, warn, info, debug, trace, silent") ?? "info",
     metricsToken: optional<string>(env, "VECSYNC_METRICS_TOKEN", Text, "a non-empty token"),
   };
+}
+
+function jwtSecret(env: Env): string | null {
+  const secret = optional<string>(env, "VECSYNC_JWT_SECRET", Text, "a non-empty secret");
+  if (secret !== null && Buffer.byteLength(secret) < MIN_JWT_SECRET_BYTES) {
+    throw new ConfigError(`VECSYNC_JWT_SECRET must be at least ${MIN_JWT_SECRET_BYTES} bytes (got ${Buffer.byteLength(secret)}); e.g. openssl rand -base64 32`);
+  }
+  return secret;
+}
+
+function proxyEntry(entry: string): Cidr {
+  const text = entry.replace(/^\[|\]$/g, "");
+  const address = text.includes("/") ? null : parseAddress(text);
+  const cidr = address ? { address, prefix: address.bytes.length * 8 } : parseCidr(text);
+  if (!cidr) throw new ConfigError(`VECSYNC_TRUSTED_PROXIES: "${entry}" is neither a CIDR nor an address`);
+  return cidr;
 }
 
 /** Reads a generated secret from the data dir, creating it (mode 0600) on first use. */

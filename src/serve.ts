@@ -1,6 +1,6 @@
 // `vecsync serve` and `vecsync migrate`: configuration, the data-dir lock, signals, and the
 // composition in src/runtime.ts (database + migrations → vector store → services → scheduler → HTTP).
-import { loadConfig, parseFlags, resolveConfig, SERVE_FLAGS } from "./config.ts";
+import { loadConfig, parseFlags, resolveConfig, SERVE_FLAGS, type Config } from "./config.ts";
 import { lockDataDir, makePrivate, PRIVATE_UMASK } from "./data-dir.ts";
 import { openDatabase } from "./db/client.ts";
 import { migrate } from "./db/migrate.ts";
@@ -54,6 +54,17 @@ export async function serve(args: string[]): Promise<void> {
   // The contract's first line stays first (CONTRACT 1); this one says what is running, on stdout
   // where a person reads it under `npm start` (the JSON log goes to stderr).
   console.log(`vecsync ${VERSION} · data dir ${config.dataDir} · API reference ${running.url}/docs · Ctrl-C stops it`);
+  for (const warning of exposureWarnings(config)) logger.warn({ host: config.host }, warning);
+}
+
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|\[::1\]|localhost)$/i;
+
+/** What an operator must set before the port faces other machines (docs/security.md#facing-the-internet). */
+export function exposureWarnings(config: Pick<Config, "host" | "metricsToken">): string[] {
+  if (LOOPBACK.test(config.host)) return [];
+  return config.metricsToken === null
+    ? ["GET /metrics is open to every client that reaches this address and lists every organization's tables and row counts: set VECSYNC_METRICS_TOKEN (docs/security.md#facing-the-internet)"]
+    : [];
 }
 
 export async function migrateOnly(args: string[]): Promise<void> {

@@ -6,6 +6,7 @@ import type { Services } from "../services.ts";
 import { UNMATCHED_ROUTE } from "../shared/metrics.ts";
 import { resolveActor } from "./auth.ts";
 import { readJsonBody } from "./body.ts";
+import { clientAddress } from "./client-ip.ts";
 import { requestIdFor } from "./request-id.ts";
 import type { AnyRoute } from "./route.ts";
 
@@ -48,6 +49,10 @@ async function runRoute(services: Services, route: AnyRoute, request: Request, p
   return json(result, status, requestId);
 }
 
+// An invitation's accept token is a credential in the path: the access log keeps the route, not the token.
+const INVITATION_TOKEN = /(\/invitations\/)[^/]+(\/accept)$/;
+export const loggedPath = (pathname: string) => pathname.replace(INVITATION_TOKEN, "$1[redacted]$2");
+
 /** Builds the HTTP app: REST routes, health, and whatever else (tRPC, docs) is mounted beside them. */
 export function buildApp(services: Services, routes: AnyRoute[], mounts: { prefix: string; fetch: (req: Request, requestId: string, ip: string | null) => Promise<Response> }[] = []) {
   const ids = new WeakMap<Request, string>();
@@ -77,7 +82,7 @@ export function buildApp(services: Services, routes: AnyRoute[], mounts: { prefi
     .onAfterResponse(({ request, responseValue, set, route }) => {
       const status = Number(responseValue instanceof Response ? responseValue.status : set.status);
       const durationMs = performance.now() - (arrivals.get(request) ?? performance.now());
-      services.logger.info({ request_id: idOf(request), method: request.method, path: new URL(request.url).pathname, status, duration_ms: Math.round(durationMs * 100) / 100 }, "request");
+      services.logger.info({ request_id: idOf(request), method: request.method, path: loggedPath(new URL(request.url).pathname), status, duration_ms: Math.round(durationMs * 100) / 100 }, "request");
       // Elysia's `route` is the matched template (`/v1/vector-tables/:vector_table_id`, `/trpc/*`); none for a 404.
       services.metrics.http(request.method, route || UNMATCHED_ROUTE, status, durationMs / 1000);
     });
@@ -88,7 +93,7 @@ export function buildApp(services: Services, routes: AnyRoute[], mounts: { prefi
       route.path,
       async ({ request, params, server }) => {
         const requestId = idOf(request);
-        const ip = server?.requestIP(request)?.address ?? null;
+        const ip = clientAddress(server?.requestIP(request)?.address ?? null, request.headers, services.config.trustedProxies);
         foreground.enter();
         try {
           return await runRoute(services, route, request, params as Record<string, string>, requestId, ip);
@@ -107,7 +112,7 @@ export function buildApp(services: Services, routes: AnyRoute[], mounts: { prefi
       const requestId = idOf(request);
       foreground.enter();
       try {
-        const res = await mount.fetch(request, requestId, server?.requestIP(request)?.address ?? null);
+        const res = await mount.fetch(request, requestId, clientAddress(server?.requestIP(request)?.address ?? null, request.headers, services.config.trustedProxies));
         res.headers.set("x-request-id", requestId);
         return res;
       } catch (err) {

@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { exposureWarnings } from "../../src/serve.ts";
 import { ConfigError, loadConfig, parseFlags, SERVE_FLAGS } from "../../src/config.ts";
 
 describe("happy", () => {
@@ -24,6 +25,13 @@ describe("happy", () => {
   test("VECSYNC_FLOAT_MIRROR_MB takes 0 (every collection compact) or more", () => {
     expect(loadConfig({}, { VECSYNC_FLOAT_MIRROR_MB: "0" }).floatMirrorMb).toBe(0);
     expect(loadConfig({}, { VECSYNC_FLOAT_MIRROR_MB: "2048" }).floatMirrorMb).toBe(2048);
+  });
+
+  test("serving beyond loopback without a metrics token is warned about at start", () => {
+    expect(exposureWarnings({ host: "127.0.0.1", metricsToken: null })).toEqual([]);
+    expect(exposureWarnings({ host: "::1", metricsToken: null })).toEqual([]);
+    expect(exposureWarnings({ host: "0.0.0.0", metricsToken: "t" })).toEqual([]);
+    expect(exposureWarnings({ host: "0.0.0.0", metricsToken: null })).toEqual([expect.stringContaining("VECSYNC_METRICS_TOKEN")]);
   });
 
   test("flags win over environment variables", () => {
@@ -62,8 +70,15 @@ describe("errors", () => {
     [{ VECSYNC_FREE_VECTOR_BUDGET: "lots" }, "VECSYNC_FREE_VECTOR_BUDGET"],
     [{ VECSYNC_FLOAT_MIRROR_MB: "-1" }, "VECSYNC_FLOAT_MIRROR_MB"],
     [{ VECSYNC_GRAPH: "fast" }, "VECSYNC_GRAPH"],
+    [{ VECSYNC_JWT_SECRET: "s".repeat(31) }, "VECSYNC_JWT_SECRET"],
   ])("%p names the variable", (env, name) => {
     expect(() => loadConfig({}, env)).toThrow(new RegExp(`^${name} must be`));
+  });
+
+  test("VECSYNC_JWT_SECRET of 32 bytes or more is taken (counted in UTF-8 bytes)", () => {
+    expect(loadConfig({}, { VECSYNC_JWT_SECRET: "s".repeat(32) }).jwtSecret).toBe("s".repeat(32));
+    expect(loadConfig({}, { VECSYNC_JWT_SECRET: "é".repeat(16) }).jwtSecret).toBe("é".repeat(16));
+    expect(() => loadConfig({}, { VECSYNC_JWT_SECRET: "é".repeat(15) })).toThrow("at least 32 bytes");
   });
 
   test("flags without values or unknown flags are refused", () => {

@@ -146,6 +146,14 @@ describe("security", () => {
 describe("access log", () => {
   const lineFor = (id: string) => eventually(() => w.log.find((l): l is LogLine => l.msg === "request" && l.request_id === id));
 
+  test("an invitation's accept token never reaches the access log", async () => {
+    const token = "inv_secret_token_0123456789";
+    const res = await w.app.request("POST", `/v1/organizations/invitations/${token}/accept`, { headers: w.org.owner.jwt });
+    const line = await lineFor(res.headers.get("x-request-id")!);
+    expect(line.path).toBe("/v1/organizations/invitations/[redacted]/accept");
+    expect(JSON.stringify(w.log)).not.toContain(token);
+  });
+
   test("every access-log line carries a numeric duration_ms: REST, tRPC, unmatched", async () => {
     for (const [path, status] of [["/healthz", 200], ["/trpc/tasks.list", 200], ["/nowhere/at/all", 404]] as const) {
       const res = await w.app.request("GET", path, { headers: w.org.owner.key });
