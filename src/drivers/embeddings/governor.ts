@@ -69,6 +69,11 @@ export class RateGovernor {
     return this.limits.tokenCap;
   }
 
+  /** Nobody waiting and nothing scheduled: forgetting it loses at most a bucket's refill. */
+  get idle(): boolean {
+    return this.queues.query.length === 0 && this.queues.document.length === 0 && this.timer === null;
+  }
+
   /** Waits until one request of `tokens` may be sent. */
   acquire(tokens: number, priority: "query" | "document", signal?: AbortSignal): Promise<void> {
     if (signal?.aborted) return Promise.reject(signal.reason);
@@ -153,7 +158,21 @@ export class RateGovernor {
   }
 }
 
+// Each provider key a tenant adds makes a governor; the map keeps the most recently used, so that
+// keys made and dropped (or a stream of bad ones) cannot grow it without bound. An idle governor
+// past the bound is forgotten; one with callers waiting is kept until it is idle.
+const MAX_GOVERNORS = 1_000;
 const governors = new Map<string, RateGovernor>();
+
+function forgetIdle(): void {
+  for (const [id, governor] of governors) {
+    if (governors.size <= MAX_GOVERNORS) return;
+    if (governor.idle) governors.delete(id);
+  }
+}
+
+/** How many governors the process keeps (tests). */
+export const governorCount = () => governors.size;
 
 /**
  * The process's governor for one provider key. The key is identified by its SHA-256 (with the
@@ -163,6 +182,9 @@ const governors = new Map<string, RateGovernor>();
 export function governorFor(provider: string, baseUrl: string, apiKey: string, limits: RateLimits, opts?: GovernorOptions): RateGovernor {
   const id = createHash("sha256").update(`${provider}\n${baseUrl}\n${apiKey}`).digest("hex");
   let governor = governors.get(id);
-  if (!governor) governors.set(id, (governor = new RateGovernor(limits, opts)));
+  if (governor) governors.delete(id); // re-inserted below: the map's order is the order of use
+  else governor = new RateGovernor(limits, opts);
+  governors.set(id, governor);
+  if (governors.size > MAX_GOVERNORS) forgetIdle();
   return governor;
 }

@@ -3,7 +3,7 @@
 import { describe, expect, test } from "bun:test";
 import { planBatches } from "../../../src/drivers/embeddings/batching.ts";
 import { findModel, modelsOf, validateModelChoice } from "../../../src/drivers/embeddings/catalog.ts";
-import { RateGovernor } from "../../../src/drivers/embeddings/governor.ts";
+import { governorCount, governorFor, RateGovernor } from "../../../src/drivers/embeddings/governor.ts";
 import { redact, retryAfterMs } from "../../../src/drivers/embeddings/http.ts";
 import { createEmbeddingProvider } from "../../../src/drivers/embeddings/index.ts";
 import { estimateTokens, truncateToTokens, utf8Length } from "../../../src/drivers/embeddings/tokens.ts";
@@ -46,6 +46,18 @@ describe("happy", () => {
     const { governorFor } = await import("../../../src/drivers/embeddings/governor.ts");
     const g = governorFor("emb_a", fake.url, fake.apiKey, { requestsPerMinute: 1, tokensPerMinute: 1 });
     expect(g.currentLimits).toEqual({ requestsPerMinute: 1234, tokensPerMinute: 567_890 });
+  });
+
+  test("the process keeps at most 1,000 governors, forgetting the least recently used idle ones", async () => {
+    const limits = { requestsPerMinute: 60, tokensPerMinute: 1e9 };
+    const busy = governorFor("emb_a", "http://busy.test", "key-busy", limits, { burstSec: 1 });
+    await busy.acquire(1, "document"); // the bucket holds one request: the next waits a second
+    const waiting = busy.acquire(1, "document");
+    for (let i = 0; i < 1_100; i++) governorFor("emb_a", "http://many.test", `key-${i}`, limits);
+    expect(governorCount()).toBeLessThanOrEqual(1_001);
+    expect(governorFor("emb_a", "http://busy.test", "key-busy", limits)).toBe(busy); // not forgotten while waited on
+    expect(governorFor("emb_a", "http://many.test", "key-1099", limits)).toBe(governorFor("emb_a", "http://many.test", "key-1099", limits));
+    await waiting;
   });
 
   test("batches respect both ceilings and keep order", () => {
