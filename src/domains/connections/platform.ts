@@ -5,7 +5,7 @@
 // a provider without one answers a clear error, never a half-built table.
 import type { Services } from "../../services.ts";
 import { DriverError } from "../../shared/errors.ts";
-import { connectPgvectorStore } from "../../drivers/platform/pgvector.ts";
+import { openPgvectorStore } from "../../drivers/platform/pgvector.ts";
 import { probePgvector, type PgvectorProbe } from "../../drivers/platform/pgvector-setup.ts";
 import type { PlatformStores, PlatformVectorStore } from "../../drivers/platform/types.ts";
 import { connect } from "../../drivers/sources/postgres-connect.ts";
@@ -26,7 +26,7 @@ const POOL_SIZE = 4;
 
 /** The pgvector store on a `db_relational` connection's database. */
 export const openPgvector: PlatformOpener = async (services, connection) =>
-  connectPgvectorStore(await vettedPostgres(services, openRelational(services.secrets, connection.credentials)), { maxConnections: POOL_SIZE });
+  openPgvectorStore(await vettedPostgres(services, openRelational(services.secrets, connection.credentials)), { maxConnections: POOL_SIZE });
 
 /**
  * The warehouse store on a `db_warehouse` connection, at the address its sources use (the account's,

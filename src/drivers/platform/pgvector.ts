@@ -42,14 +42,41 @@ type Tx = postgres.TransactionSql;
 /** Search tuning; tests lower `exactMaxRows` (pgvector-search.ts EXACT_MAX_ROWS) to reach the HNSW path on small tables. */
 export type PgvectorTuning = { exactMaxRows?: number };
 
-/** Opens the store with the source connection's vetted credentials (docs/api.md#host-guard host checks done by the caller). */
-export function connectPgvectorStore(credentials: PostgresCredentials, options: PostgresSourceOptions & PgvectorTuning = {}): PgvectorStore {
+/**
+ * Opens the store with the source connection's vetted credentials (docs/api.md#host-guard host checks
+ * done by the caller). Its sessions pin `search_path` to `pg_catalog` and the schema pgvector lives
+ * in (docs/security.md#outbound-calls): the default, `"$user", public`, would let a schema named
+ * like our user, which another database user may own, put its own `vector` type or `<=>` operator
+ * before pgvector's, and see or bend every query vector. Read once, over one short connection.
+ */
+export async function openPgvectorStore(credentials: PostgresCredentials, options: PostgresSourceOptions & PgvectorTuning = {}): Promise<PgvectorStore> {
+  const probe = postgres({ ...connectionOptions(credentials, { ...options, maxConnections: 1 }) });
+  let schema: string;
+  try {
+    schema = await vectorSchema(probe);
+  } catch (err) {
+    throw driverError(err);
+  } finally {
+    await probe.end({ timeout: 5 }).catch(() => undefined);
+  }
+  return connectPgvectorStore(credentials, { ...options, searchPath: `pg_catalog, ${quoteIdent(schema)}` });
+}
+
+/** Where `CREATE EXTENSION vector` put pgvector; `public`, where it would put it, before that. */
+async function vectorSchema(sql: Sql): Promise<string> {
+  const [row] = await sql.unsafe("SELECT n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector'");
+  return (row?.schema as string | undefined) ?? "public";
+}
+
+/** The store on a pool of its own; `searchPath` pins the sessions' search_path (openPgvectorStore). */
+export function connectPgvectorStore(credentials: PostgresCredentials, options: PostgresSourceOptions & PgvectorTuning & { searchPath?: string } = {}): PgvectorStore {
   const base = connectionOptions(credentials, options);
   // Unnamed statements: a generation swap may change a column's type under the same SQL text,
   // which a cached prepared statement would refuse ("cached plan must not change result type").
   // Searches inline their values as quoted literals (pgvector-search.ts inline), exact only with
   // standard_conforming_strings, pinned here whatever the server's default.
-  const sql = postgres({ ...base, prepare: false, connection: { ...base.connection, standard_conforming_strings: "on" } }) as unknown as Sql;
+  const connection = { ...base.connection, standard_conforming_strings: "on", ...(options.searchPath ? { search_path: options.searchPath } : {}) };
+  const sql = postgres({ ...base, prepare: false, connection }) as unknown as Sql;
   return new PgvectorStore(sql, { ownsConnection: true, database: credentials.database, exactMaxRows: options.exactMaxRows });
 }
 

@@ -220,6 +220,24 @@ describe("happy", () => {
   });
 });
 
+describe("security", () => {
+  test("search_path is pinned: a schema named like the connecting user cannot stand in for pgvector's <=>", async () => {
+    await using shadowed = await platformWorld({}, async (db) => {
+      // The default search_path starts with "$user": a schema of that name, which another database
+      // user may own, would be searched before pgvector's own.
+      const user = new URL(db.url).username;
+      await db.sql.unsafe(`CREATE SCHEMA "${user}"`);
+      await db.sql.unsafe(`CREATE FUNCTION "${user}".peek(a vector, b vector) RETURNS float8 LANGUAGE sql IMMUTABLE AS 'SELECT 0.0::float8'`);
+      await db.sql.unsafe(`CREATE OPERATOR "${user}".<=> (LEFTARG = vector, RIGHTARG = vector, FUNCTION = "${user}".peek)`);
+    });
+    const ref = platformVectorRef("pins0001xxxx", "pinned");
+    await shadowed.store.ensureTable(ref, { dimensions: 2, numericPk: true, metadata: [] });
+    await shadowed.store.upsert(ref, [row("1", unit(1, 0)), row("2", unit(0, 1)), row("3", unit(-1, 0))]);
+    const { hits } = await shadowed.store.search(ref, { vector: unit(1, 0), k: 3 });
+    expect(hits.map((h) => [h.pk, Math.round(h.score * 1e6) / 1e6])).toEqual([["1", 1], ["2", 0], ["3", -1]]);
+  });
+});
+
 describe("errors", () => {
   test("bad filters throw FilterError with every issue; bad rows and refs throw VectorStoreError", async () => {
     const { store } = world;

@@ -1,7 +1,7 @@
 // Test world for the pgvector platform store: a throwaway database on the machine's PostgreSQL
 // (which must have pgvector: CI installs it; a missing extension fails the tests, never skips),
 // and a store connected the way the service connects to a source (connectionOptions).
-import { connectPgvectorStore, type PgvectorStore } from "../../../src/drivers/platform/pgvector.ts";
+import { openPgvectorStore, type PgvectorStore } from "../../../src/drivers/platform/pgvector.ts";
 import { throwawayPostgres, type ThrowawayDatabase } from "../../harness.ts";
 
 export interface PlatformWorld {
@@ -21,16 +21,18 @@ export async function requirePgvector(db: ThrowawayDatabase): Promise<void> {
   }
 }
 
-export async function platformWorld(tuning: { exactMaxRows?: number } = {}): Promise<PlatformWorld> {
+/** `prepare` runs on the new database (pgvector created) before the store connects. */
+export async function platformWorld(tuning: { exactMaxRows?: number } = {}, prepare?: (db: ThrowawayDatabase) => Promise<void>): Promise<PlatformWorld> {
   const db = await throwawayPostgres();
   try {
     await requirePgvector(db);
+    await prepare?.(db);
   } catch (e) {
     await db[Symbol.asyncDispose]();
     throw e;
   }
   const url = new URL(db.url);
-  const store = connectPgvectorStore(
+  const store = await openPgvectorStore(
     { host: url.hostname, port: Number(url.port || 5432), database: url.pathname.slice(1), user: decodeURIComponent(url.username), password: decodeURIComponent(url.password) },
     { maxConnections: 6, ...tuning },
   );
