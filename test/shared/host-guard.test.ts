@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { AppError, DriverError } from "../../src/shared/errors.ts";
-import { checkHostSpelling, hostPolicy, hostSpellingProblem, isValidHost, parseHostRule, vetHost, type HostPolicy, type Resolver } from "../../src/shared/host-guard.ts";
+import { checkHostSpelling, hostPolicy, hostSpellingProblem, isValidHost, parseHostRule, vetHost, type HostPolicy } from "../../src/shared/host-guard.ts";
 import { cidrContains, embeddedIPv4, embeddedIPv4s, formatAddress, parseAddress, parseCidr } from "../../src/shared/ip.ts";
+import { fakeDns } from "../fakes/dns.ts";
 
 const canonical = (text: string) => {
   const a = parseAddress(text);
@@ -10,15 +11,6 @@ const canonical = (text: string) => {
 
 const policy = (deny: string[] = [], allow: string[] = []): HostPolicy => hostPolicy({ denyHosts: deny, allowHosts: allow });
 const normalised = (host: string) => host.toLowerCase().replace(/\.$/, "");
-
-/** A resolver answering from a table, as DNS would. */
-const fakeDns =
-  (table: Record<string, string[]>): Resolver =>
-  async (name) => {
-    const answers = table[name];
-    if (!answers) throw new DriverError(`could not resolve host "${name}": ENOTFOUND`, { retryable: false });
-    return answers.map((a) => parseAddress(a)!);
-  };
 
 async function refusal(promise: Promise<unknown>): Promise<AppError> {
   const err = await promise.then(() => null, (e: unknown) => e);

@@ -1,13 +1,12 @@
 // providerForEmbedding and embedOrFail, driven through the fake providers on real ports.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { embedOrFail, providerForEmbedding } from "../../../src/domains/embedding-providers/embedding.ts";
-import { AppError, DriverError } from "../../../src/shared/errors.ts";
-import type { Resolver } from "../../../src/shared/host-guard.ts";
-import { parseAddress } from "../../../src/shared/ip.ts";
+import { AppError } from "../../../src/shared/errors.ts";
 import { startScriptedUpstream } from "../../fakes/embeddings/scripted.ts";
 import { startFakeEmbeddings, type FakeEmbeddings } from "../../fakes/embeddings/server.ts";
 import { createTestApp, type TestApp } from "../../harness.ts";
 import { newOrganization, json, type TestOrg } from "../../helpers/organizations.ts";
+import { fakeDns } from "../../fakes/dns.ts";
 
 const FAST = { retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 5 }, timeoutMs: 5_000 };
 
@@ -31,15 +30,6 @@ async function provider(body: Record<string, unknown>): Promise<string> {
   expect(res.status).toBe(201);
   return (await json(res)).id;
 }
-
-/** A resolver answering from a table, as DNS would; names it lacks do not resolve. */
-const fakeDns =
-  (table: Record<string, string[]>): Resolver =>
-  async (name) => {
-    const answers = table[name];
-    if (!answers) throw new DriverError(`could not resolve host "${name}": ENOTFOUND`, { retryable: false });
-    return answers.map((a) => parseAddress(a)!);
-  };
 
 /** embedOrFail's AppError for a failed query embedding through provider `id`. */
 async function queryFailure(id: string, opts: Parameters<typeof providerForEmbedding>[3] = { tuning: FAST }): Promise<AppError> {

@@ -5,20 +5,11 @@ import { createEmbeddingProvider, type UpstreamGuard } from "../../../src/driver
 import { MAX_RETRY_AFTER_MS, obeyedRetryAfterMs, providerMessage, PROVIDER_MESSAGE_CHARS } from "../../../src/drivers/embeddings/http.ts";
 import { dialFor } from "../../../src/drivers/embeddings/pinned.ts";
 import { AppError, DriverError } from "../../../src/shared/errors.ts";
-import { hostPolicy, type Resolver } from "../../../src/shared/host-guard.ts";
-import { parseAddress } from "../../../src/shared/ip.ts";
+import { hostPolicy } from "../../../src/shared/host-guard.ts";
 import { startScriptedUpstream } from "../../fakes/embeddings/scripted.ts";
 import { startFakeEmbeddings, type FakeEmbeddings } from "../../fakes/embeddings/server.ts";
 import { FAST } from "./subjects.ts";
-
-/** A resolver answering from a table, as DNS would; names it lacks do not resolve. */
-const fakeDns =
-  (table: Record<string, string[]>): Resolver =>
-  async (name) => {
-    const answers = table[name];
-    if (!answers) throw new DriverError(`could not resolve host "${name}": ENOTFOUND`, { retryable: false });
-    return answers.map((a) => parseAddress(a)!);
-  };
+import { fakeDns } from "../../fakes/dns.ts";
 
 const guard = (table: Record<string, string[]>, deny: string[] = []): UpstreamGuard => ({ policy: hostPolicy({ denyHosts: deny, allowHosts: [] }), resolve: fakeDns(table) });
 
