@@ -20,7 +20,7 @@ export async function applyBatch(job: SyncJob, batch: ChangeBatch): Promise<Appl
   // By their real hashes: a change to no synced column costs nothing, a metadata-only one is a
   // metadata update, and the next reconciling pass finds every row stored here unchanged.
   // Searchable as soon as stored; the index catches up in the background (commit → queryable).
-  const applied = await applyKeys(job, batch.keys, { ...(await liveTarget(job)), budget, indexLater: true });
+  const applied = await applyKeys(job, batch.keys, { ...(await liveTarget(job)), budget, indexLater: true, streaming: true });
   if (applied.overBudget > 0) throw new BudgetExceededError(job.services.config.freeVectorBudget);
   return { counts: applied.counts, rows: batch.keys.length };
 }

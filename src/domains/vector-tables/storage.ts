@@ -19,7 +19,7 @@ import type { VectorTableRow } from "./tables.ts";
 export type TableSpec = PlatformTableSpec;
 
 /** Which generation a call works on (the live one unless named); `indexLater` is a managed-store hint. */
-export type StoreTarget = { generation?: number; indexLater?: boolean };
+export type StoreTarget = { generation?: number; indexLater?: boolean; streaming?: boolean };
 
 export type HashesQuery = StoreTarget & { afterPk?: string; limit?: number; pks?: string[] };
 

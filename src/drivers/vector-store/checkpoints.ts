@@ -1,6 +1,6 @@
 // A generation's index checkpoints (checkpoint.ts writes their files): when one is due, and
-// making one. Its save runs under the generation's lock with insertions held, so the file is the
-// graph its stray list describes. The fsync, checksum and record after it run beside the writes:
+// making one. Its save runs with insertions held, and starts under the generation's lock, so the
+// file is the graph its stray list describes at the sequence it records. The fsync, checksum and record after it run beside the writes:
 // a fill's writes and insertions had stood still meanwhile (a 1M-row fill makes ~50 checkpoints,
 // whose files add up to ~17× the last one). Writes wait for those steps only once a quarter of
 // the interval was written beside them (restart.ts rowsBesideCheckpoint), so a kill replays a
@@ -75,13 +75,20 @@ export class Checkpoints {
 
   private async once(client: Client): Promise<boolean> {
     const { host } = this;
-    const saved = await host.lock.run(async () => {
-      const seq = host.appliedSeq();
-      if (seq === null || seq === this.seq) return null;
-      const index = host.index();
-      const written = this.written;
-      const file = await host.holding(() => saveCheckpointIndex(host.indexDir, host.collection, host.generation, seq, index, host.strays));
-      return { file, index, written };
+    // Insertions are held first (the one in flight ends: up to a second on a busy machine), then
+    // the lock is taken only while the sequence and the stray list are read and the save starts.
+    // Writes go on during the save itself (hundreds of ms at 100k rows): they touch the mirror,
+    // not the graph, since insertions are held (generation.ts applyUpsert). Writes had waited
+    // for the whole save and the insertion before it, and a change stream's p99 with them.
+    const saved = await host.holding(async () => {
+      const started = await host.lock.run(async () => {
+        const seq = host.appliedSeq();
+        if (seq === null || seq === this.seq) return null;
+        const index = host.index();
+        // saveCheckpointIndex reads the stray list before its first await: under the lock.
+        return { save: saveCheckpointIndex(host.indexDir, host.collection, host.generation, seq, index, host.strays), index, written: this.written };
+      });
+      return started && { file: await started.save, index: started.index, written: started.written };
     });
     if (!saved) return false;
     const done = (async () => {

@@ -17,7 +17,7 @@ import { Mirror, type MirrorMemory } from "./mirror.ts";
 import type { Calibration } from "./planner.ts";
 import { readChangesSince } from "./reads.ts";
 import { LOAD_CHECKED_ROWS, REBUILD_STEP_ROWS, restore, uncheckedSince } from "./restart.ts";
-import { LaterIndexer } from "./later.ts";
+import { BACKLOG, LaterIndexer, STREAM_BACKLOG } from "./later.ts";
 import { Pacer, Steps } from "./pace.ts";
 import { checkStrays } from "./strays.ts";
 import { StraySweeper } from "./sweeper.ts";
@@ -222,10 +222,11 @@ export class Generation implements GenerationRef {
 
   private async compact(client: Client): Promise<void> {
     const started = performance.now();
-    const next = await buildCompacted(this, this.pace.pauser());
-    if (!next) return;
-    this.hnsw = next;
-    this.log("vector_store.index_compacted", { collection: this.collection, generation: this.generation, rows: next.size, ms: Math.round(performance.now() - started) });
+    const built = await buildCompacted(this, this.pace.pauser());
+    if (!built) return;
+    this.hnsw = built.index;
+    if (built.left.length > 0) this.later.note(built.left); // found as strays at once, inserted soon
+    this.log("vector_store.index_compacted", { collection: this.collection, generation: this.generation, rows: built.index.size, left: built.left.length, ms: Math.round(performance.now() - started) });
     this.checkpoints.seq = -1; // the saved index is the old one: save this one
     this.indexReplaced(client);
   }
@@ -240,7 +241,7 @@ export class Generation implements GenerationRef {
       if (changed.has(row)) this.mirror.set(row.rid, row.vector, row.metadata, row.pk, row.text, row.vecSeq);
       else this.mirror.setMetadata(row.rid, row.metadata);
     }
-    this.checkAdded(addCurrentVersions(this.hnsw, this.mirror, rids, true));
+    this.addNow(rids);
     if (rids.length > 0) this.sweeper.noteWrite(rids.length);
     this.applyDelete(changes.gone);
     this.appliedSeq = Math.max(this.appliedSeq, changes.seq);
@@ -258,9 +259,14 @@ export class Generation implements GenerationRef {
    * After a committed upsert batch at `seq`: mirror first, then one batched index add — or, with
    * `indexLater`, the add in background steps, the rows scored exactly meanwhile (later.ts).
    */
-  /** Before an `indexLater` write: waits while too many rows wait for the graph (later.ts BACKLOG). */
-  indexCaughtUp(): Promise<void> {
-    return this.later.settle();
+  /** Before an `indexLater` write: waits while too many rows wait for the graph (later.ts BACKLOG, STREAM_BACKLOG for a stream's). */
+  indexCaughtUp(streaming: boolean): Promise<void> {
+    return this.later.settle(streaming ? STREAM_BACKLOG : BACKLOG);
+  }
+
+  /** Before any other upsert: waits until the graph is free, so its rows go in at once (addNow). */
+  graphFree(): Promise<void> {
+    return this.later.graphFree();
   }
 
   applyUpsert(rows: UpsertRow[], rids: Map<string, number>, typed: MetadataValue[][], seq: number, indexLater = false): void {
@@ -279,11 +285,21 @@ export class Generation implements GenerationRef {
     if (hadFloats && !this.mirror.hasFloats) this.mirror.lend(this.hnsw);
     if (!hadCodes && this.mirror.indexGetsCodes) this.sweeper.owe();
     if (indexLater) this.later.note(order);
-    else {
-      this.checkAdded(addCurrentVersions(this.hnsw, this.mirror, order, true));
-    }
+    else this.addNow(order);
     this.checkpoints.noteWritten(order.length);
     this.sweeper.noteWrite(order.length);
+  }
+
+  /**
+   * Adds rows to the graph at once, or, while the graph is busy (an insertion off the loop, a
+   * checkpoint's save), notes them for the later indexer: an add now would wait on the graph's
+   * lock, and the event loop with it. Noted rows are found as strays meanwhile (later.ts). An
+   * upsert waits for the graph to be free before it writes (graphFree), so this is the rare case
+   * of one starting in between, and of changes caught up from another process.
+   */
+  private addNow(rids: number[]): void {
+    if (this.later.graphBusy) this.later.note(rids);
+    else this.checkAdded(addCurrentVersions(this.hnsw, this.mirror, rids, true));
   }
 
   /** Rows a write just added: those with few back links searched for now, the others once the writes pause (back-links.ts). */
@@ -328,8 +344,12 @@ export class Generation implements GenerationRef {
 
   /** Resolves when the rows waiting for the graph are in it and the background checkpoint or compaction under way (if any) is done. */
   async settled(): Promise<void> {
-    await this.later.idle();
-    while (this.upkeep) await this.upkeep;
+    // A checkpoint holds insertions while it saves: rows written meanwhile are drained after it.
+    for (;;) {
+      await this.later.idle();
+      if (!this.upkeep) return;
+      await this.upkeep;
+    }
   }
 
   /** `settled()`, then every stray sweep due (run now rather than after the quiet spell). */

@@ -162,6 +162,18 @@ export class HnswIndex {
   async addAsync(rids: ArrayLike<number>, versions: ArrayLike<number>, vectors: Vectors, isCurrent: IsCurrent): Promise<Uint8Array | null> {
     if (rids.length === 0) return new Uint8Array(0);
     if (!this.graph.addAsync) return this.add(rids, versions, vectors, true);
+    // One at a time: the binding reserves room under the graph's lock on the calling thread, which
+    // would hold the event loop until an insertion in flight (a rebuild's, the later indexer's) ends.
+    const before = this.inserting;
+    const mine = before.then(() => this.addAsyncNow(rids, versions, vectors, isCurrent));
+    this.inserting = mine.catch(() => {});
+    return mine;
+  }
+
+  private inserting: Promise<unknown> = Promise.resolve();
+
+  private async addAsyncNow(rids: ArrayLike<number>, versions: ArrayLike<number>, vectors: Vectors, isCurrent: IsCurrent): Promise<Uint8Array | null> {
+    if (!this.graph.addAsync) return this.add(rids, versions, vectors, true);
     const linked = new Uint8Array(rids.length);
     const keys = keysOf(rids, versions);
     const present = this.graph.contains(keys);

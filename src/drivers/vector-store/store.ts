@@ -127,7 +127,8 @@ export class VectorStore {
     await gen.checkpoints.withinReplayBound();
     const statements = upsertStatements(gen, rows); // validates before any write
     const typed = rows.map((r) => typedMetadata(gen.spec, r.metadata));
-    if (target?.indexLater) await gen.indexCaughtUp();
+    if (target?.indexLater) await gen.indexCaughtUp(target.streaming ?? false);
+    else await gen.graphFree();
     await gen.lock.run(async () => {
       const { seq, results } = await runWrite(this.client, statements);
       const ridRows = results[results.length - 2]!.rows;

@@ -63,6 +63,11 @@ export interface WriteTarget {
    * searches meanwhile (later.ts): the write returns sooner, for writers where latency counts.
    */
   indexLater?: boolean;
+  /**
+   * With `indexLater`: a change stream's write. It waits for the graph only past STREAM_BACKLOG
+   * rows waiting (later.ts), not the fill's BACKLOG: commit → queryable is what it is measured by.
+   */
+  streaming?: boolean;
 }
 
 export interface SearchRequest {
