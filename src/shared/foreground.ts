@@ -1,60 +1,75 @@
-// Requests first: background work on the event loop (the vector store's graph insertions, stray
-// sweeps, rebuilds, calibrations: vector-store/pace.ts) gives way while a request is being
-// handled. Each such step holds the loop ~5 ms, and a query awaits several times on its way (key
-// check, table read, provider, embedding call, search, refine read): with a step landing in front
-// of each await, a query that searches in under a millisecond answered in ~15 ms at the median
-// while a table was being swept. Between steps, background work now waits until no request is in
-// flight, so a request waits for at most the one step already running when it arrives: measured
-// over HTTP from another process during the sweep of 150k × 256 rows, p50 14.9 → 5.0 ms and p99
-// 20.6 → 9.3 ms (docs/architecture.md, "Requests first").
+// How the event loop is shared (docs/architecture.md, "Sharing the event loop"). Three kinds of
+// work take turns on it:
 //
-// One per process, like the event loop it shares out: the HTTP app counts requests in, the
-// background steps wait. The wait is capped (MAX_WAIT_MS), so under a steady stream of requests
-// background work still gets a share and finishes: a backfill's graph insertions, which pace its
-// writes (later.ts settle), slow down rather than stop.
+// - requests: a query or any other API call, counted in and out by the HTTP app;
+// - sync: applying a source's changes to the vectors (a change stream's batch, a hash pass's
+//   rows: sync/apply-keys.ts), and the document embedding and writes it waits on;
+// - background: the vector store's upkeep, which only makes things cheaper or tidier later (stray
+//   sweeps, deeper checks, rebuilds, compaction, calibration: vector-store/pace.ts).
+//
+// Requests and sync are both foreground: neither waits for the other. Between its steps each
+// takes a plain turn of the loop (`turn`), so while both have work they alternate step by step,
+// each step a few milliseconds. Keeping the vectors current is the product's promise: when sync
+// waited (up to 25 ms a step) whenever a request was in flight, a client querying without pause
+// held a change stream to a trickle (300 changes/s with four such clients: p99 1.3 s, and minutes
+// behind at 500/s; docs/performance.md).
+//
+// Background steps give way to both: between steps one waits (`yieldTurn`) while a request or a
+// sync apply is in flight, up to MAX_WAIT_MS, then runs anyway. A background step is ~5 ms, so
+// under steady foreground load it still gets about 5 of every 30 ms and finishes, and a request
+// or a change waits for at most the one step already running when it arrives.
+//
+// One per process, like the event loop it shares out.
 
-/** The longest a background step waits for requests to drain before it runs anyway. */
+/** The longest a background step waits for the foreground to drain before it runs anyway. */
 const MAX_WAIT_MS = 25;
 
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 export class Foreground {
-  private inFlight = 0;
+  private requests = 0;
+  private syncs = 0;
   private waiting: (() => void)[] = [];
   private wakeQueued = false;
 
   /** A request's handler starts; pair with `leave()` in a `finally`. */
   enter(): void {
-    this.inFlight++;
+    this.requests++;
   }
 
   leave(): void {
-    if (--this.inFlight > 0) return;
-    this.inFlight = 0;
-    if (this.waiting.length === 0 || this.wakeQueued) return;
-    // Woken on the next turn of the loop, not here: a handler leaves before its response is
-    // written, and a step woken here ran first, in the same run of microtasks. During a sweep
-    // every answer waited one step (~5 ms): p50 7.7 ms in the server against a handler's 2.5.
-    this.wakeQueued = true;
-    setImmediate(() => {
-      this.wakeQueued = false;
-      if (this.inFlight > 0) return; // another request came in meanwhile: its leave wakes them
-      const waiting = this.waiting;
-      this.waiting = [];
-      for (const wake of waiting) wake();
-    });
+    this.requests = Math.max(0, this.requests - 1);
+    this.wakeWhenIdle();
   }
 
-  /** Requests being handled now. */
+  /** Runs sync work: background steps wait for it as for a request. */
+  async syncing<T>(work: () => Promise<T>): Promise<T> {
+    this.syncs++;
+    try {
+      return await work();
+    } finally {
+      this.syncs = Math.max(0, this.syncs - 1);
+      this.wakeWhenIdle();
+    }
+  }
+
+  /** Requests being handled or sync applied now. */
   get busy(): boolean {
-    return this.inFlight > 0;
+    return this.requests + this.syncs > 0;
+  }
+
+  /** Between two foreground steps (sync's, or a query's own): a turn of the loop, no waiting. */
+  turn(): Promise<void> {
+    return nextTurn();
   }
 
   /**
    * Between two background steps: a turn of the event loop (setImmediate, so I/O and timers run),
-   * then, while requests are in flight, a wait until none is, for at most `maxWaitMs`.
+   * then, while foreground work is under way, a wait until none is, for at most `maxWaitMs`.
    */
   async yieldTurn(maxWaitMs = MAX_WAIT_MS): Promise<void> {
-    await new Promise((resolve) => setImmediate(resolve));
-    if (this.inFlight === 0) return;
+    await nextTurn();
+    if (!this.busy) return;
     await new Promise<void>((resolve) => {
       const wake = () => {
         clearTimeout(timer);
@@ -65,6 +80,21 @@ export class Foreground {
         resolve();
       }, maxWaitMs);
       this.waiting.push(wake);
+    });
+  }
+
+  // Woken on the next turn of the loop, not here: a handler leaves before its response is
+  // written, and a step woken here ran first, in the same run of microtasks. During a sweep
+  // every answer waited one step (~5 ms): p50 7.7 ms in the server against a handler's 2.5.
+  private wakeWhenIdle(): void {
+    if (this.busy || this.waiting.length === 0 || this.wakeQueued) return;
+    this.wakeQueued = true;
+    setImmediate(() => {
+      this.wakeQueued = false;
+      if (this.busy) return; // more came in meanwhile: their end wakes them
+      const waiting = this.waiting;
+      this.waiting = [];
+      for (const wake of waiting) wake();
     });
   }
 }

@@ -77,3 +77,49 @@ describe("foreground: background steps give way to requests", () => {
     expect(fg.busy).toBe(false);
   });
 });
+
+describe("foreground: sync work is foreground too", () => {
+  test("a background step waits while sync work runs, and goes on when it ends", async () => {
+    const fg = new Foreground();
+    let finish!: () => void;
+    const sync = fg.syncing(() => new Promise<void>((resolve) => (finish = resolve)));
+    let resumed = false;
+    const step = fg.yieldTurn(60_000).then(() => (resumed = true));
+    await turns(5);
+    expect(resumed).toBe(false);
+    finish();
+    await sync;
+    await step;
+    expect(resumed).toBe(true);
+  });
+
+  test("sync work and requests do not wait for each other: each step takes one turn", async () => {
+    const fg = new Foreground();
+    fg.enter(); // a request in flight the whole time
+    const order: string[] = [];
+    const sync = fg.syncing(async () => {
+      for (let i = 0; i < 3; i++) {
+        order.push(`sync ${i}`);
+        await fg.turn();
+      }
+    });
+    const request = (async () => {
+      for (let i = 0; i < 3; i++) {
+        order.push(`request ${i}`);
+        await fg.turn();
+      }
+    })();
+    await Promise.all([sync, request]);
+    // Turn by turn, neither held off: a sync step never waited for the request to end.
+    expect(order).toEqual(["sync 0", "request 0", "sync 1", "request 1", "sync 2", "request 2"]);
+    expect(fg.busy).toBe(true);
+    fg.leave();
+    expect(fg.busy).toBe(false);
+  });
+
+  test("a failing sync job still ends its turn as foreground", async () => {
+    const fg = new Foreground();
+    await expect(fg.syncing(() => Promise.reject(new Error("boom")))).rejects.toThrow("boom");
+    expect(fg.busy).toBe(false);
+  });
+});

@@ -28,6 +28,8 @@ export type ApplyTarget = {
   budget: { remaining: number } | null;
   /** Searchable at once, graph insertion in background steps that hold back a writer ahead of them (vector-store later.ts): the change stream and fills. */
   indexLater?: boolean;
+  /** The change stream's writes: held back only by a far larger backlog of the graph (vector-store later.ts STREAM_BACKLOG). */
+  streaming?: boolean;
 };
 
 export type ApplyCounts = { embedded: number; reused: number; metadata: number; deleted: number; empty: number; unchanged: number };
@@ -184,7 +186,7 @@ export async function prepareRows(job: SyncJob, hashes: RowHash[], target: Apply
     emptied = kept(emptied);
     failed = kept(failed);
   }
-  const at = { generation: target.generation, indexLater: target.indexLater };
+  const at = { generation: target.generation, indexLater: target.indexLater, streaming: target.streaming };
   const embedded = await embedRows(job, embedding, new Set(current.keys()), at, opts.signal);
   upserts.push(...embedded.upserts);
   emptied.push(...embedded.emptied);
@@ -205,7 +207,7 @@ export async function prepareRows(job: SyncJob, hashes: RowHash[], target: Apply
     async commit(rowsPerWrite = Infinity) {
       let from = 0;
       do {
-        if (from > 0) await foreground.yieldTurn();
+        if (from > 0) await foreground.turn();
         await store.upsert(upserts.slice(from, from + rowsPerWrite), at);
         from += rowsPerWrite;
       } while (from < upserts.length);

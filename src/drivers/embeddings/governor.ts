@@ -11,11 +11,21 @@
 //   provider reports its own count, so the over-estimate does not cost throughput.
 // - A 429 pauses the whole governor for the provider's Retry-After and empties the buckets, so
 //   every caller backs off together instead of each retrying into the wall.
-// - Queries wait ahead of documents: a search should not queue behind a backfill.
+// - Queries wait ahead of documents: a search should not queue behind a backfill. But not forever:
+//   while both wait, every QUERIES_PER_DOCUMENT-th slot goes to a document, and so does any slot
+//   once a document has waited DOCUMENT_WAIT_MS. With queries first and nothing else, two clients
+//   querying without pause on a key at its limit held a change stream's embeddings for 9-47 s a
+//   batch: its rows never became searchable while anyone searched (shared/foreground.ts says why
+//   sync is foreground work).
 import { createHash } from "node:crypto";
 import type { RateLimits } from "./types.ts";
 
-type Waiter = { tokens: number; resolve: () => void; reject: (e: unknown) => void; signal?: AbortSignal; onAbort?: () => void };
+type Waiter = { tokens: number; since: number; resolve: () => void; reject: (e: unknown) => void; signal?: AbortSignal; onAbort?: () => void };
+
+/** While both wait, a document gets at least one slot in this many (a quarter of the key's rate). */
+const QUERIES_PER_DOCUMENT = 3;
+/** A document that has waited this long goes next, queries waiting or not. */
+const DOCUMENT_WAIT_MS = 1_000;
 
 export type GovernorOptions = { burstSec?: number; utilization?: number };
 
@@ -78,7 +88,7 @@ export class RateGovernor {
   acquire(tokens: number, priority: "query" | "document", signal?: AbortSignal): Promise<void> {
     if (signal?.aborted) return Promise.reject(signal.reason);
     return new Promise((resolve, reject) => {
-      const waiter: Waiter = { tokens, resolve, reject, signal };
+      const waiter: Waiter = { tokens, since: performance.now(), resolve, reject, signal };
       if (signal) {
         waiter.onAbort = () => {
           const q = this.queues[priority];
@@ -121,11 +131,14 @@ export class RateGovernor {
     this.last = Math.max(now, this.last);
   }
 
+  /** Slots given to queries since a document last had one. */
+  private queriesInARow = 0;
+
   private head(): { waiter: Waiter; queue: Waiter[] } | null {
-    for (const queue of [this.queues.query, this.queues.document]) {
-      const waiter = queue[0];
-      if (waiter) return { waiter, queue };
-    }
+    const query = this.queues.query[0];
+    const document = this.queues.document[0];
+    if (document && (!query || this.queriesInARow >= QUERIES_PER_DOCUMENT || performance.now() - document.since >= DOCUMENT_WAIT_MS)) return { waiter: document, queue: this.queues.document };
+    if (query) return { waiter: query, queue: this.queues.query };
     return null;
   }
 
@@ -150,6 +163,7 @@ export class RateGovernor {
         return;
       }
       next.queue.shift();
+      this.queriesInARow = next.queue === this.queues.query ? this.queriesInARow + 1 : 0;
       this.requestLevel -= 1;
       this.tokenLevel -= next.waiter.tokens;
       if (next.waiter.onAbort) next.waiter.signal?.removeEventListener("abort", next.waiter.onAbort);

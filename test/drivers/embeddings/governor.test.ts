@@ -30,6 +30,20 @@ describe("happy", () => {
     expect(order[0]).toBe("q");
   });
 
+  test("but documents are not starved: while both wait, one slot in four goes to a document", async () => {
+    // 60,000/min = 1 a ms; a bucket of one request: every grant waits for the next slot.
+    const g = new RateGovernor({ requestsPerMinute: 60_000, tokensPerMinute: 1e12 }, { burstSec: 0.001, utilization: 1 });
+    await g.acquire(1, "document"); // empties the bucket
+    const order: string[] = [];
+    const grants = [
+      ...Array.from({ length: 3 }, (_, i) => g.acquire(1, "document").then(() => order.push(`d${i}`))),
+      ...Array.from({ length: 12 }, (_, i) => g.acquire(1, "query").then(() => order.push(`q${i}`))),
+    ];
+    await Promise.all(grants);
+    // Queries first, and after every three of them a document: the stream's rows keep moving.
+    expect(order.slice(0, 8)).toEqual(["q0", "q1", "q2", "d0", "q3", "q4", "q5", "d1"]);
+  });
+
   test("the governor gives back tokens the provider did not count", async () => {
     const g = new RateGovernor({ requestsPerMinute: 1e6, tokensPerMinute: 6000 }, { burstSec: 1, utilization: 1 }); // 100 tokens/s, 100 at once
     await g.acquire(100, "document");
