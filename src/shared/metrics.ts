@@ -7,7 +7,16 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 
 /** One vector table as the gauges show it; `rows_pending` and `staleness_seconds` as GET …/sync/status reads them. */
-export type TableReading = { org_id: string; vector_table_id: string; sync_mode: string; rows: number; rows_pending: number; staleness_seconds: number };
+export type TableReading = {
+  org_id: string;
+  vector_table_id: string;
+  sync_mode: string;
+  rows: number;
+  rows_pending: number;
+  staleness_seconds: number;
+  /** cdc on Postgres: WAL bytes past the applied position; null where not known (no series then). */
+  source_lag_bytes: number | null;
+};
 
 export type TaskCount = { task_type: string; status: string; count: number };
 
@@ -71,7 +80,7 @@ export function createMetrics(sources: MetricSources): Metrics {
 
   const tables = shared(sources.vectorTables);
   const tableLabels = ["org_id", "vector_table_id", "sync_mode"] as const;
-  const tableGauge = (name: string, help: string, value: (t: TableReading) => number) =>
+  const tableGauge = (name: string, help: string, value: (t: TableReading) => number | null) =>
     new Gauge({
       name,
       help,
@@ -80,11 +89,19 @@ export function createMetrics(sources: MetricSources): Metrics {
       async collect() {
         const readings = await tables();
         this.reset(); // a deleted table's series goes with it
-        for (const t of readings) this.set({ org_id: t.org_id, vector_table_id: t.vector_table_id, sync_mode: t.sync_mode }, value(t));
+        for (const t of readings) {
+          const v = value(t);
+          if (v !== null) this.set({ org_id: t.org_id, vector_table_id: t.vector_table_id, sync_mode: t.sync_mode }, v);
+        }
       },
     });
   tableGauge("vecsync_vector_table_rows", "Rows of the source table synced into the vector table (synced_rows).", (t) => t.rows);
   tableGauge("vecsync_vector_table_rows_pending", "Changes known and not yet applied (rows_pending of GET …/sync/status).", (t) => t.rows_pending);
+  tableGauge(
+    "vecsync_vector_table_source_lag_bytes",
+    "cdc tables on Postgres: bytes of WAL the source has written past the position applied (the replication slot's backlog, other tables' WAL included); rows_pending counts only what is decoded.",
+    (t) => t.source_lag_bytes,
+  );
   tableGauge("vecsync_vector_table_staleness_seconds", "staleness_secs of GET …/sync/status: cdc, age of the oldest unapplied change; batch, seconds since the start of the last completed pass.", (t) => t.staleness_seconds);
 
   new Gauge({

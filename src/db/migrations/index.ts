@@ -5,6 +5,7 @@ import m2 from "./0002_sync_empty_rows.sql" with { type: "text" };
 import m3 from "./0003_feed_resync.sql" with { type: "text" };
 import m4 from "./0004_sync_passes.sql" with { type: "text" };
 import m5 from "./0005_row_errors.sql" with { type: "text" };
+import m6 from "./0006_source_lag_bytes.sql" with { type: "text" };
 
 export const migrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0000_init", when: 1795274115270, sql: m0 },
@@ -13,4 +14,5 @@ export const migrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0003_feed_resync", when: 1795476261218, sql: m3 },
   { tag: "0004_sync_passes", when: 1795491635134, sql: m4 },
   { tag: "0005_row_errors", when: 1795897224772, sql: m5 },
+  { tag: "0006_source_lag_bytes", when: 1795906356897, sql: m6 },
 ];

@@ -48,6 +48,9 @@ export async function hashPass(job: SyncJob, target: ApplyTarget, opts: { signal
   const seen = new Set<string>();
   let pending: RowHash[] = [];
   const flush = async () => {
+    // A batch table's backlog while it is applied: the changed rows found and not yet stored, so a
+    // pass waiting on a failing provider shows them at once (CONTRACT 11), not only once it failed.
+    if (job.table.syncMode === "batch") await recordCounts(job.services.database.db, job.table.id, { rowsPending: tally.found - tally.applied }, job.services.clock.now().toISOString());
     const applied = await applyKeys(job, pending.map((h) => h.key), target, { signal });
     pending = [];
     tally.applied += applied.handled;

@@ -120,6 +120,7 @@ class ConsumerLoop {
     const watch = setInterval(() => {
       if (this.stopping) void this.stream?.close().catch(() => {});
       void this.history?.flush();
+      void this.refreshBacklog();
     }, this.services.config.cdcPollMs);
     try {
       while (!this.stopping) {
@@ -135,6 +136,20 @@ class ConsumerLoop {
       await this.history?.close();
     }
   }
+
+  /**
+   * While a batch takes long to apply (a slow or failing provider), what the stream decoded behind
+   * it keeps arriving: sync/status and /metrics follow it, so the table never reads a few rows
+   * pending while it falls behind (docs/vector-tables.md#sync-status).
+   */
+  private async refreshBacklog(): Promise<void> {
+    const { applying, stream } = this;
+    if (!applying || !stream || Date.now() - applying.since < this.services.config.cdcPollMs) return;
+    await notePendingChanges(this.db, this.tableId, streamPending(applying.batch, stream.backlog(applying.batch.checkpoint)), this.now()).catch(() => {});
+  }
+
+  /** The batch being applied and since when (Date.now()): refreshBacklog's. */
+  private applying: { batch: ChangeBatch; since: number } | null = null;
 
   /** The tokens the session's provider billed since last asked (a platform built-in model: 0). */
   private spent(job: SyncJob): number {
@@ -163,21 +178,24 @@ class ConsumerLoop {
         if (!current || !consumerWanted(current) || current.configVersion !== table.configVersion) return "again";
         if (positionOnly(batch)) {
           // Only the position moved (WAL of other tables): stored, then confirmed.
-          await recordFeedPosition(this.db, table.id, batch.checkpoint);
+          await recordFeedPosition(this.db, table.id, batch.checkpoint, this.stream.backlog(batch.checkpoint).bytes);
           await this.stream.ack(batch.checkpoint);
           continue;
         }
         pending = batch;
         // sync/status shows the real backlog while it is applied (docs/vector-tables.md#sync-status).
-        await notePendingChanges(this.db, table.id, streamPending(batch), this.now());
-        const applied = await applyBatch(job, batch);
+        await notePendingChanges(this.db, table.id, streamPending(batch, this.stream.backlog(batch.checkpoint)), this.now());
+        this.applying = { batch, since: Date.now() };
+        const applied = await applyBatch(job, batch).finally(() => (this.applying = null));
         this.history.applied(applied, this.spent(job));
-        await recordChangesApplied(this.db, table.id, batch.checkpoint, await streamCounts(this.services, job.store, table), this.now());
+        const behind = this.stream.backlog(batch.checkpoint);
+        await recordChangesApplied(this.db, table.id, batch.checkpoint, { ...(await streamCounts(this.services, job.store, table)), rowsPending: behind.keys }, this.now(), behind.bytes);
         await this.stream.ack(batch.checkpoint);
         pending = null;
         await this.history.flush();
         this.interruptions = 0;
-        if (this.failures > 0 || current.syncStatus === "error") await this.recovered();
+        if (this.failures > 0 || current.syncStatus === "error" || job.retryNoted.value) await this.recovered();
+        job.retryNoted.value = false;
       }
       return "again";
     } catch (err) {
@@ -255,7 +273,7 @@ class ConsumerLoop {
     this.failedAt = where;
     const message = describeFailure(err, where);
     this.services.logger.warn({ vector_table_id: this.tableId, err, failures: this.failures }, "cdc apply failed");
-    if (pending) await keepPendingChanges(this.db, this.tableId, streamPending(pending), this.now());
+    if (pending) await keepPendingChanges(this.db, this.tableId, streamPending(pending, this.stream?.backlog(pending.checkpoint) ?? { keys: 0, bytes: null }), this.now());
     if (err instanceof BudgetExceededError) {
       await markError(this.db, this.tableId, message, this.now());
       return "stop";

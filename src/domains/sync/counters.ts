@@ -6,11 +6,12 @@
 //  - total_rows: the source rows the last fill or pass read; for cdc, after every applied change
 //    batch, the stored rows, since the stream has then brought the collection to the source as of
 //    the applied position (so a TRUNCATE and re-insert shows at once, not at the next pass).
-//  - rows_pending: the known backlog. A fill: total_rows − synced_rows. A batch pass that failed:
-//    the changed rows it found and could not apply. cdc: the keys the stream delivered that are
-//    not applied yet. 0 once applied.
+//  - rows_pending: the known backlog. A fill: total_rows − synced_rows. A batch pass: the changed
+//    rows it found and has not applied, while it runs or retries and after it failed. cdc: the keys
+//    the stream delivered or holds decoded that are not applied yet; the bytes of the source's log
+//    past the applied position go beside them (source_lag_bytes, for what is not decoded yet).
 // Every write of these numbers (vector-tables/state.ts transitions) takes them from here.
-import type { ChangeBatch } from "../../drivers/sources/types.ts";
+import type { ChangeBatch, StreamBacklog } from "../../drivers/sources/types.ts";
 import type { Services } from "../../services.ts";
 import type { PendingChanges, RowCounts } from "../vector-tables/state.ts";
 import type { TableStore } from "../vector-tables/storage.ts";
@@ -56,8 +57,12 @@ export async function failedPassCounts(services: Services, store: TableStore, ta
   return table.syncMode === "batch" ? { syncedRows, rowsPending: Math.max(0, tally.found - tally.applied) } : { syncedRows };
 }
 
-/** cdc: the keys a delivered batch changed, pending until applied. */
-export const streamPending = (batch: ChangeBatch): PendingChanges => ({ rows: batch.keys.length, oldestAt: batch.committedAt.toISOString() });
+/** cdc: the keys a delivered batch changed and those the stream holds behind it, pending until applied. */
+export const streamPending = (batch: ChangeBatch, behind: StreamBacklog): PendingChanges => ({
+  rows: batch.keys.length + behind.keys,
+  oldestAt: batch.committedAt.toISOString(),
+  lagBytes: behind.bytes,
+});
 
 /** cdc: a batch is applied (or a hash pass resynced the table): the collection is the source as of the applied position. */
 export async function streamCounts(services: Services, store: TableStore, table: Table): Promise<RowCounts> {

@@ -47,11 +47,11 @@ export type Embedded = { upserts: UpsertRow[]; embedded: number; emptied: { pk: 
  * keys and metadata (`text` is not read: the engine never fetched it) and reports which rows had
  * no text or no source row any more; those it deleted count as deleted when they were stored.
  */
-export async function embedRows(job: { embedder: Embedder; table: VectorTableRow }, rows: UpsertRow[], stored: Set<string>, target: StoreTarget, signal?: AbortSignal): Promise<Embedded> {
+export async function embedRows(job: { embedder: Embedder; table: VectorTableRow; noteRetry?: (message: string) => void }, rows: UpsertRow[], stored: Set<string>, target: StoreTarget, signal?: AbortSignal): Promise<Embedded> {
   if (rows.length === 0) return { upserts: [], embedded: 0, emptied: [], deleted: 0 };
   const { embedder, table } = job;
   if (embedder.kind === "provider") {
-    const vectors = await embedder.provider.embed(rows.map((r) => r.text), { model: table.embeddingModel, dimensions: table.embeddingDimensions, kind: "document", signal });
+    const vectors = await embedder.provider.embed(rows.map((r) => r.text), { model: table.embeddingModel, dimensions: table.embeddingDimensions, kind: "document", signal, onRetry: job.noteRetry });
     return { upserts: rows.map((r, i) => ({ ...r, vector: vectors[i]! })), embedded: rows.length, emptied: [], deleted: 0 };
   }
   signal?.throwIfAborted();

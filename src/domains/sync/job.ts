@@ -11,6 +11,7 @@ import { embeddingColumns, embeddingTag, generationSpec, metadataColumns } from 
 import { platformKey, tableStore, type TableStore } from "../vector-tables/storage.ts";
 import type { VectorTableRow } from "../vector-tables/tables.ts";
 import { platformEmbedder, type Embedder } from "./embedder.ts";
+import { noteError } from "../vector-tables/state.ts";
 
 export type SyncJob = {
   services: Services;
@@ -27,6 +28,14 @@ export type SyncJob = {
   columns: string[];
   tag: string;
   spec: GenerationSpec;
+  /**
+   * The provider failed an attempt and tries again: `last_error` says what it answered while the
+   * work waits (at most once a second), so a table whose changes cannot be applied never reads
+   * clean for the whole retry (CONTRACT 11). A success later clears it, as it clears any error.
+   */
+  noteRetry(message: string): void;
+  /** Whether noteRetry wrote since this was last reset (a stream clears its note once a batch is applied). */
+  retryNoted: { value: boolean };
   close(): Promise<void>;
 };
 
@@ -70,8 +79,25 @@ export async function openJob(services: Services, table: VectorTableRow): Promis
     columns: embedder.kind === "platform" ? meta : [...new Set([...text, ...meta])],
     tag,
     spec: generationSpec(table),
+    ...retryNoter(services, table.id),
     close,
   };
+}
+
+/** RETRY_NOTE_MS apart at most: a burst of failed attempts is one write. */
+const RETRY_NOTE_MS = 1000;
+
+function retryNoter(services: Services, tableId: string): Pick<SyncJob, "noteRetry" | "retryNoted"> {
+  let last = -Infinity;
+  const retryNoted = { value: false };
+  const noteRetry = (message: string) => {
+    const now = services.clock.now();
+    if (now.getTime() - last < RETRY_NOTE_MS) return;
+    last = now.getTime();
+    retryNoted.value = true;
+    void noteError(services.database.db, tableId, `${message} (retrying)`, now.toISOString()).catch((err) => services.logger.warn({ err, vector_table_id: tableId }, "could not record a provider retry"));
+  };
+  return { noteRetry, retryNoted };
 }
 
 /**

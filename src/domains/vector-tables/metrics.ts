@@ -10,6 +10,7 @@ export async function tableReadings(services: Pick<Services, "database" | "clock
   const rows = await services.database.db.select().from(vectorTables);
   return rows.map((row) => {
     const status = syncStatusOf(row, now);
-    return { org_id: row.orgId, vector_table_id: row.id, sync_mode: row.syncMode, rows: row.syncedRows, rows_pending: status.rows_pending, staleness_seconds: status.staleness_secs };
+    const lag = row.syncMode === "cdc" ? row.sourceLagBytes : null;
+    return { org_id: row.orgId, vector_table_id: row.id, sync_mode: row.syncMode, rows: row.syncedRows, rows_pending: status.rows_pending, staleness_seconds: status.staleness_secs, source_lag_bytes: lag };
   });
 }

@@ -120,6 +120,7 @@ export async function createVectorTable(services: Services, actor: KeyActor, inp
     lastSyncStartedAt: null,
     lastSyncAt: null,
     oldestPendingChangeAt: null,
+    sourceLagBytes: null,
     cdcCheckpoint: null,
     lastError: null,
     lastErrorAt: null,

@@ -254,26 +254,30 @@ export async function recordFeedResynced(db: Executor, id: string, account: stri
  * source is told, so the source's slot is never ahead of what vecsync recorded (an ahead slot
  * means changes vecsync never saw, docs/day-two.md#lost-change-feed).
  */
-export async function recordFeedPosition(db: Executor, id: string, checkpoint: string): Promise<void> {
-  await db.update(vectorTables).set({ cdcCheckpoint: checkpoint }).where(eq(vectorTables.id, id));
+export async function recordFeedPosition(db: Executor, id: string, checkpoint: string, lagBytes: number | null): Promise<void> {
+  await db.update(vectorTables).set({ cdcCheckpoint: checkpoint, sourceLagBytes: lagBytes }).where(eq(vectorTables.id, id));
 }
 
-export type PendingChanges = { rows: number; oldestAt: string };
+/** A stream's backlog: its keys (the batch applied and what waits behind it), oldest commit, and the source's bytes past it. */
+export type PendingChanges = { rows: number; oldestAt: string; lagBytes: number | null };
 
 /** Changes being applied now: sync/status shows the real backlog meanwhile (docs/vector-tables.md#sync-status, docs/api.md#connections, docs/vector-tables.md). */
 export async function notePendingChanges(db: Executor, id: string, pending: PendingChanges, at: string): Promise<void> {
-  await db.update(vectorTables).set({ rowsPending: pending.rows, oldestPendingChangeAt: pending.oldestAt, updatedAt: at }).where(eq(vectorTables.id, id));
+  await db.update(vectorTables).set({ rowsPending: pending.rows, oldestPendingChangeAt: pending.oldestAt, sourceLagBytes: pending.lagBytes, updatedAt: at }).where(eq(vectorTables.id, id));
 }
 
 /** Changes whose apply failed stay pending (every one of them); an older pending change already recorded is kept. */
 export async function keepPendingChanges(db: Executor, id: string, pending: PendingChanges, at: string): Promise<void> {
   await db
     .update(vectorTables)
-    .set({ rowsPending: pending.rows, oldestPendingChangeAt: sql`COALESCE(${vectorTables.oldestPendingChangeAt}, ${pending.oldestAt})`, updatedAt: at })
+    .set({ rowsPending: pending.rows, oldestPendingChangeAt: sql`COALESCE(${vectorTables.oldestPendingChangeAt}, ${pending.oldestAt})`, sourceLagBytes: pending.lagBytes, updatedAt: at })
     .where(eq(vectorTables.id, id));
 }
 
-/** Changes applied up to `checkpoint`, committed before the source is acknowledged. */
-export async function recordChangesApplied(db: Executor, id: string, checkpoint: string, counts: RowCounts, at: string): Promise<void> {
-  await db.update(vectorTables).set({ cdcCheckpoint: checkpoint, oldestPendingChangeAt: null, ...counts, lastSyncAt: at, updatedAt: at }).where(eq(vectorTables.id, id));
+/**
+ * Changes applied up to `checkpoint`, committed before the source is acknowledged. `counts`'
+ * rows_pending is what the stream holds behind them, `lagBytes` the source's log past them.
+ */
+export async function recordChangesApplied(db: Executor, id: string, checkpoint: string, counts: RowCounts, at: string, lagBytes: number | null): Promise<void> {
+  await db.update(vectorTables).set({ cdcCheckpoint: checkpoint, oldestPendingChangeAt: null, ...counts, sourceLagBytes: lagBytes, lastSyncAt: at, updatedAt: at }).where(eq(vectorTables.id, id));
 }

@@ -60,6 +60,11 @@ export const vectorTables = sqliteTable("vector_tables", {
   lastSyncAt: text("last_sync_at"),
   /** Commit time of the oldest change not yet applied (cdc staleness); null when caught up. */
   oldestPendingChangeAt: text("oldest_pending_change_at"),
+  /**
+   * cdc on Postgres: bytes of WAL the source has written past the applied position, as last seen
+   * by the consumer (the slot's backlog, other tables' WAL included); null where the source cannot tell.
+   */
+  sourceLagBytes: integer("source_lag_bytes"),
   /** The source's change-feed position (LSN / timestamp), committed with the changes it covers. */
   cdcCheckpoint: text("cdc_checkpoint"),
   /**

@@ -75,10 +75,9 @@ export class HostedProvider implements EmbeddingProvider {
     // Without server truncation the cut must be exact to our count (the provider's own for emb_a);
     // with it, a loose cut at twice the limit only saves bandwidth and lets the provider cut.
     const cutAt = Math.min(this.wire.serverTruncates ? spec.maxTokens * 2 : spec.maxTokens, maxTokens);
-    // A backfill's documents give way to requests between slices; a query's own text (one input,
-    // one slice) must not wait for the requests in flight, itself among them.
-    const pause = opts.kind === "document" ? () => foreground.yieldTurn() : () => new Promise<void>((resolve) => setImmediate(resolve));
-    const { texts: prepared, tokens: tokenCounts } = await fitInputs(await tokenCounterFor(this.provider), texts, cutAt, pause);
+    // Counting is foreground work, a query's and a sync's alike: a plain turn between slices
+    // (shared/foreground.ts), so requests and the sync engine take turns.
+    const { texts: prepared, tokens: tokenCounts } = await fitInputs(await tokenCounterFor(this.provider), texts, cutAt, () => foreground.turn());
     const batches = planBatches(tokenCounts, maxInputs, maxTokens);
 
     const out = new Array<Float32Array>(texts.length);
@@ -89,7 +88,7 @@ export class HostedProvider implements EmbeddingProvider {
       while (next < batches.length && !signal.aborted) {
         const batch = batches[next++]!;
         const wireBatch: WireBatch = { spec, texts: prepared.slice(batch.start, batch.end), dimensions: opts.dimensions, kind: opts.kind };
-        const vectors = await this.sendBatch(wireBatch, batch.tokens, signal);
+        const vectors = await this.sendBatch(wireBatch, batch.tokens, signal, opts.onRetry);
         for (let i = 0; i < vectors.length; i++) out[batch.start + i] = vectors[i]!;
       }
     };
@@ -110,10 +109,10 @@ export class HostedProvider implements EmbeddingProvider {
     if (stated) this.governor.setLimits(stated);
   }
 
-  private async sendBatch(batch: WireBatch, tokens: number, signal: AbortSignal): Promise<Float32Array[]> {
+  private async sendBatch(batch: WireBatch, tokens: number, signal: AbortSignal, onRetry?: (message: string) => void): Promise<Float32Array[]> {
     const wire = this.wire;
     try {
-      const vectors = await this.sendBatchAs(wire, batch, tokens, signal);
+      const vectors = await this.sendBatchAs(wire, batch, tokens, signal, onRetry);
       this.compactAnswered ||= wire.plain !== undefined;
       return vectors;
     } catch (err) {
@@ -122,13 +121,13 @@ export class HostedProvider implements EmbeddingProvider {
       // numbers are used from then on if that works (a 400 for another reason fails again).
       const refused = err instanceof DriverError && err.context.status === 400 && !this.compactAnswered;
       if (!refused || !wire.plain) throw err;
-      const vectors = await this.sendBatchAs(wire.plain, batch, tokens, signal);
+      const vectors = await this.sendBatchAs(wire.plain, batch, tokens, signal, onRetry);
       this.wire = wire.plain;
       return vectors;
     }
   }
 
-  private async sendBatchAs(wire: WireFormat, batch: WireBatch, tokens: number, signal: AbortSignal): Promise<Float32Array[]> {
+  private async sendBatchAs(wire: WireFormat, batch: WireBatch, tokens: number, signal: AbortSignal, onRetry?: (message: string) => void): Promise<Float32Array[]> {
     const { apiKey, baseUrl, tuning, observer, guard } = this.opts;
     const { provider } = this;
     const model = batch.spec.model;
@@ -146,9 +145,10 @@ export class HostedProvider implements EmbeddingProvider {
         retry: tuning.retry,
         signal,
         guard,
-        onAttempt: ({ ok, status, retry }) => {
+        onAttempt: ({ ok, status, retry, message }) => {
           count(provider, this.stats, { requests: 1, retries: retry ? 1 : 0, rateLimited: status === 429 ? 1 : 0 });
           observer?.request({ provider, model, ok, status });
+          if (retry && message) onRetry?.(message);
         },
       },
       (answer) => {

@@ -183,7 +183,7 @@ export type SendContext = {
   /** Set for a user-given base URL: every attempt resolves, checks and dials the vetted address (pinned.ts). */
   guard?: UpstreamGuard;
   /** After each attempt: `ok` when it answered usable vectors, `status` its HTTP status (null: none). */
-  onAttempt: (outcome: { ok: boolean; status: number | null; retry: boolean }) => void;
+  onAttempt: (outcome: { ok: boolean; status: number | null; retry: boolean; message?: string }) => void;
 };
 
 /**
@@ -206,11 +206,11 @@ export async function send<T>(req: UpstreamRequest, ctx: SendContext, read: (ans
       if (err.badAnswer) badAnswers++;
       else badAnswers = 0;
       const last = n + 1 >= ctx.retry.maxAttempts || badAnswers >= BAD_ANSWER_ATTEMPTS;
-      ctx.onAttempt({ ok: false, status: err.status, retry: err.retryable && !last });
+      const message = redact(`${ctx.label}: ${err.message}`, ctx.apiKey);
+      ctx.onAttempt({ ok: false, status: err.status, retry: err.retryable && !last, message });
       // A refused request did not count upstream (or we cannot know); give the tokens back. A
       // bad answer was probably billed: keep them spent.
       if (!err.badAnswer) ctx.governor.settle(ctx.tokens, 0);
-      const message = redact(`${ctx.label}: ${err.message}`, ctx.apiKey);
       const context = { status: err.status, ...(err.badAnswer ? { bad_answer: true } : {}) };
       if (!err.retryable) throw new DriverError(message, { retryable: false, context });
       if (last) throw new DriverError(`${message} (gave up after ${n + 1} attempts)`, { retryable: true, context });

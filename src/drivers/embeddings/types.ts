@@ -12,6 +12,11 @@ export type EmbedOptions = {
   /** Rows are embedded as documents, search text as queries, where the provider tells them apart. */
   kind: EmbedKind;
   signal?: AbortSignal;
+  /**
+   * Told of each failed attempt that will be tried again, in the words its error would carry
+   * (the key removed): a sync pass says what the provider answered while it keeps trying.
+   */
+  onRetry?: (message: string) => void;
 };
 
 /**

@@ -6,7 +6,7 @@ import { DriverError } from "../../shared/errors.ts";
 import { toDriverError } from "./postgres-errors.ts";
 import { parseValue } from "./postgres-values.ts";
 import { decodeFrame, decodePgOutput, lsnToBigInt, lsnToString, statusUpdate, type PgOutputMessage, type Relation, type Tuple } from "./pgoutput.ts";
-import type { ChangeBatch, ChangeStream, Key } from "./types.ts";
+import type { ChangeBatch, ChangeStream, Key, StreamBacklog } from "./types.ts";
 
 /** Past this many distinct keys a transaction is reported as "every row changed" (resync). */
 const MAX_KEYS_PER_BATCH = 100_000;
@@ -34,6 +34,8 @@ export class ReplicationFeed implements ChangeStream {
   /** End LSN of the newest batch handed out or queued. */
   private lastBatchEnd: bigint;
   private lastPositionAt = 0;
+  /** Batches handed out and not acknowledged (a consumer reads ahead of what it applies): their end and keys. */
+  private handed: { end: bigint; keys: number }[] = [];
   private readonly timer: ReturnType<typeof setInterval>;
 
   constructor(
@@ -146,10 +148,24 @@ export class ReplicationFeed implements ChangeStream {
     this.wake?.();
   }
 
+  /**
+   * Keys decoded and queued, and the bytes of WAL the server has written past `applied` (its end
+   * as last heard, in a keepalive or a message): what the slot holds that vecsync has not applied,
+   * the tables it does not stream included. Not exact while reading is paused (HIGH_WATER_BATCHES).
+   */
+  backlog(applied: string): StreamBacklog {
+    const at = lsnToBigInt(applied);
+    const handed = this.handed.reduce((n, h) => (h.end > at ? n + h.keys : n), 0);
+    const keys = handed + this.queue.reduce((n, q) => n + q.batch.keys.length, 0) + (this.txn?.keys.size ?? 0);
+    const bytes = this.received - at;
+    return { keys, bytes: bytes > 0n ? Number(bytes) : 0 };
+  }
+
   async ack(checkpoint: string): Promise<void> {
     const lsn = lsnToBigInt(checkpoint);
     if (lsn <= this.acked) return;
     this.acked = lsn;
+    this.handed = this.handed.filter((h) => h.end > lsn);
     await this.sendStatus();
   }
 
@@ -160,6 +176,7 @@ export class ReplicationFeed implements ChangeStream {
         if (this.queue.length < HIGH_WATER_BATCHES / 2 && this.stream.isPaused()) this.stream.resume();
         // The consumer re-reads the batch's keys: hand it out only once a read sees the commit.
         if (queued.xid !== null) await this.visible(queued.xid);
+        if (queued.batch.keys.length > 0) this.handed.push({ end: lsnToBigInt(queued.batch.checkpoint), keys: queued.batch.keys.length });
         return { value: queued.batch, done: false };
       }
       if (this.closed) return { value: undefined, done: true };

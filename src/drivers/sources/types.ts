@@ -108,7 +108,17 @@ export interface ChangeBatch {
 /** A batch that only moves the position (no keys, not every row): store it and acknowledge it. */
 export const positionOnly = (batch: ChangeBatch): boolean => batch.keys.length === 0 && !batch.allRowsChanged;
 
+/** What a stream holds that the consumer has not applied (docs/vector-tables.md#sync-status). */
+export type StreamBacklog = {
+  /** Keys of the transactions read and not handed out yet. */
+  keys: number;
+  /** How far the source's log runs past a position, in bytes; null where the source cannot tell. */
+  bytes: number | null;
+};
+
 export interface ChangeStream extends AsyncIterable<ChangeBatch> {
+  /** What waits behind the batch being applied, whose checkpoint is `applied`. */
+  backlog(applied: string): StreamBacklog;
   /** Confirms everything up to and including `checkpoint`; the source may then forget it. */
   ack(checkpoint: string): Promise<void>;
   close(): Promise<void>;

@@ -5,7 +5,7 @@
 // only once the warehouse clock has passed that end, so no commit can still land inside it.
 // Batches are per poll, not per source transaction: CHANGES answers the net difference between
 // two instants and says nothing of transaction boundaries.
-import { CdcFeedLostError, type CdcTarget, type ChangeBatch, type ChangeStream, type Key } from "./types.ts";
+import { CdcFeedLostError, type CdcTarget, type ChangeBatch, type ChangeStream, type Key, type StreamBacklog } from "./types.ts";
 import { changesStatement, toSourceValue, type TableRef } from "./warehouse-sql.ts";
 import type { QueryResult } from "./warehouse-connect.ts";
 
@@ -97,6 +97,11 @@ class WarehouseChangeStream implements ChangeStream {
     if (keys.length === 0) return null;
     const allRowsChanged = keys.length > limit;
     return { checkpoint: `${PREFIX}${endMs}`, keys: allRowsChanged ? [] : keys, allRowsChanged, committedAt: new Date(lastAlteredMs) };
+  }
+
+  /** Polled one batch at a time: nothing waits here, and the change tracking says no size. */
+  backlog(): StreamBacklog {
+    return { keys: 0, bytes: null };
   }
 
   /** Nothing to confirm at the source: the caller stores the checkpoint; retention bounds it. */

@@ -119,6 +119,7 @@ export async function newVectorTable(w: World, over: Partial<VectorTableRow> = {
     lastSyncStartedAt: null,
     lastSyncAt: null,
     oldestPendingChangeAt: null,
+    sourceLagBytes: null,
     cdcCheckpoint: null,
     lastError: null,
     lastErrorAt: null,

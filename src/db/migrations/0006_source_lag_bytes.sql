@@ -1,0 +1,1 @@
+ALTER TABLE `vector_tables` ADD `source_lag_bytes` integer;
