@@ -21,18 +21,16 @@
 // and its data dir are removed at the end, also on failure or Ctrl-C.
 // Uses VECSYNC_BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/postgres).
 import postgres from "postgres";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BUN, ROOT } from "../../test/harness.ts";
-import { startFakeEmbeddings, type FakeEmbeddings } from "../../test/fakes/embeddings/server.ts";
+import type { FakeEmbeddings } from "../../test/fakes/embeddings/server.ts";
 import { progress, table } from "./lib/measure.ts";
 import { rawBuild, startProber } from "./lib/pipeline-backfill.ts";
 import { cdcRows, cdcRowsNeeded, runCdcPhase } from "./lib/pipeline-cdc-phase.ts";
 import { reconcileNote, reconcileRows, runReconcilePhase } from "./lib/pipeline-reconcile.ts";
-import { Api, cpuSplit, mb, passTimes, procStatusKb, RssSampler, signUp, startService, waitIdle, type Service } from "./lib/pipeline-service.ts";
+import { Api, cpuSplit, mb, passTimes, procStatusKb, RssSampler, waitIdle, type Service } from "./lib/pipeline-service.ts";
+import { COLUMNS, createSource, DIMS, MODEL, openSourceWorld, type SourceWorld, type TableView } from "./lib/source-world.ts";
 
-const ADMIN_URL = process.env.VECSYNC_BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const arg = (name: string) => {
   const i = process.argv.indexOf(name);
   return i > 0 ? process.argv[i + 1] : undefined;
@@ -55,6 +53,12 @@ const CDC_ON = !ONLY || ONLY === "cdc";
  * transactions slower than 250 ms (commit time, latency) to read beside that log.
  */
 const TRACE = arg("--trace");
+/**
+ * `--smoke-max-p99-ms N`: a guard for CI (.ci/run): exit 1 when the cdc operating run's p99 passes
+ * N ms or a transaction is never seen. Set ten times above the target, it catches a regression of
+ * that order (the stream starved by queries: p50 6 s, p99 15 s at 500/s), not the machine's noise.
+ */
+const SMOKE_MAX_P99_MS = arg("--smoke-max-p99-ms") ? Number(arg("--smoke-max-p99-ms")) : null;
 /** `--profile DIR`: the service runs under Bun's CPU profiler and writes a markdown profile to DIR when it stops. */
 const PROFILE = arg("--profile");
 /** `--cdc-rows`: the cdc table's size (default: what the load needs, and N/10 up to 100,000). */
@@ -67,30 +71,11 @@ const RUN_LIMIT_MS = Number(arg("--limit-min") ?? 20) * 60_000;
  * go idle. 0 probes at once, during the stray sweep that follows a backfill (architecture.md, "Requests first").
  */
 const IDLE_WAIT_MS = Number(arg("--idle-wait-s") ?? 120) * 1000;
-const MODEL = "text-embedding-3-small";
-const DIMS = 256;
 
 const startedAt = Date.now();
 const remaining = () => startedAt + RUN_LIMIT_MS - Date.now();
 const rate = (n: number, ms: number) => Math.round((n * 1000) / ms);
 const num = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString("en-US") : "n/a");
-
-const COLUMNS = [
-  { name: "title", role: "embedding", ordinal: 1, name_prefix: "Title: " },
-  { name: "body", role: "embedding", ordinal: 2 },
-  { name: "category", role: "metadata", filter_type: "keyword" },
-  { name: "price", role: "metadata", filter_type: "float" },
-];
-
-/** Rows of ~200 bytes: a short title, a ~140-byte body, 20 categories, a price. */
-async function createSource(sql: postgres.Sql, name: string, rows: number, extra = ""): Promise<void> {
-  await sql.unsafe(`CREATE TABLE ${name} (id bigint PRIMARY KEY, title text, body text, category text, price double precision${extra ? `, ${extra}` : ""});
-    INSERT INTO ${name} (id, title, body, category, price)
-    SELECT g, 'Item ' || g || ' ' || left(md5(g::text), 12), 'A description of item ' || g || ': ' || repeat(md5(g::text), 3),
-           'cat' || (g % 20), (g % 10000) / 100.0
-    FROM generate_series(1, ${rows}) g`);
-  await sql.unsafe(`VACUUM ANALYZE ${name}`);
-}
 
 /** A COPY to nowhere on a connection of its own (postgres.js can hang the next query on it). */
 async function copyBaseline(url: string, select: string): Promise<{ rows: number; ms: number }> {
@@ -106,8 +91,6 @@ async function copyBaseline(url: string, select: string): Promise<{ rows: number
   await sql.end({ timeout: 0 });
   return { rows, ms };
 }
-
-type TableView = { id: string; sync_status: string; synced_rows: number; total_rows: number };
 
 /** Polls the table until it is `synced` (or `error`, or the deadline); answers when it saw so. */
 async function waitSynced(api: Api, id: string, deadline: number, rss: RssSampler, pid: number, label: string): Promise<{ view: TableView; ms: number }> {
@@ -127,74 +110,37 @@ async function waitSynced(api: Api, id: string, deadline: number, rss: RssSample
 }
 
 
-const database = `vecsync_bench_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
-const sourceUrl = new URL(ADMIN_URL);
-sourceUrl.pathname = `/${database}`;
-const dataDir = mkdtempSync(join(tmpdir(), "vecsync-bench-pipeline-"));
-let sql: postgres.Sql | null = null;
-let fake: FakeEmbeddings | null = null;
-let service: Service | null = null;
+let world: SourceWorld | null = null;
 let rss: RssSampler | null = null;
-let cleaned: Promise<void> | null = null;
-
-/** Service first (it holds the replication slot), then slots, database, data dir. */
-function cleanup(): Promise<void> {
-  cleaned ??= (async () => {
-    rss?.stop();
-    if (service) {
-      await Promise.race([service.stop("SIGTERM"), Bun.sleep(5000)]);
-      await Promise.resolve(service[Symbol.asyncDispose]()).catch(() => {});
-    }
-    await fake?.stop().catch(() => {});
-    await sql?.end({ timeout: 0 }).catch(() => {});
-    const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
-    try {
-      await admin`SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = ${database} AND NOT active`.catch(() => {});
-      await admin.unsafe(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-      await admin`SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = ${database}`.catch(() => {});
-    } finally {
-      await admin.end({ timeout: 5 });
-      rmSync(dataDir, { recursive: true, force: true });
-    }
-  })();
-  return cleaned;
-}
+const cleanup = async () => {
+  rss?.stop();
+  await world?.cleanup();
+};
 process.on("SIGINT", () => void cleanup().finally(() => process.exit(130)));
 
 const rowsOut: (string | number)[][] = [];
+let smokeFailure: string | null = null;
 const notes: string[] = [];
 try {
-  const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`CREATE DATABASE ${database}`);
-  await admin.end({ timeout: 5 });
-  sql = postgres(sourceUrl.toString(), { max: 4, onnotice: () => {} });
-  let t = performance.now();
-  await createSource(sql, "docs", ROWS);
-  await createSource(sql, "cdc_docs", CDC_ROWS, "rev integer");
-  progress(`source: docs ${num(ROWS)} rows + cdc_docs ${num(CDC_ROWS)} rows generated in ${Math.round(performance.now() - t)} ms`);
-
-  // Zero latency and a limit far above anything reachable, stated in OpenAI's rate-limit headers:
-  // the driver's governor adopts it, so the backfill measures the pipeline, not a token budget.
-  fake = await startFakeEmbeddings("emb_a", {
-    switches: { record: false, stateLimits: true, rateLimit: { requestsPerMinute: 10_000_000, tokensPerMinute: 10_000_000_000, burstSec: 6 } },
-  });
-  service = await startService({ VECSYNC_EMB_A_URL: fake.url, VECSYNC_SYNC_INTERVAL: String(SYNC_INTERVAL_SEC), VECSYNC_FREE_VECTOR_BUDGET: "100000000", VECSYNC_LOG_LEVEL: TRACE ? "info" : "warn" }, dataDir, TRACE ? `${TRACE}.service.log` : undefined, PROFILE ? [BUN, "--cpu-prof-md", `--cpu-prof-dir=${PROFILE}`, join(ROOT, "src/main.ts")] : undefined);
+  const t = performance.now();
+  world = await openSourceWorld(
+    async (sql) => {
+      await createSource(sql, "docs", ROWS);
+      await createSource(sql, "cdc_docs", CDC_ROWS, "rev integer");
+      progress(`source: docs ${num(ROWS)} rows + cdc_docs ${num(CDC_ROWS)} rows generated in ${Math.round(performance.now() - t)} ms`);
+    },
+    {
+      env: { VECSYNC_SYNC_INTERVAL: String(SYNC_INTERVAL_SEC), VECSYNC_LOG_LEVEL: TRACE ? "info" : "warn" },
+      logTo: TRACE ? `${TRACE}.service.log` : undefined,
+      cmd: PROFILE ? [BUN, "--cpu-prof-md", `--cpu-prof-dir=${PROFILE}`, join(ROOT, "src/main.ts")] : undefined,
+      // A profiled service writes its profile as it exits: give it the time its shutdown takes.
+      stopWaitMs: PROFILE ? 60_000 : 5000,
+    },
+  );
+  const { sql, fake, service, api, envApi, tableBody, sourceUrl } = world;
   rss = new RssSampler(service.pid);
   const idleKb = procStatusKb(service.pid, "VmRSS");
-  const { api } = await signUp(service);
-  const user = decodeURIComponent(sourceUrl.username) || "postgres";
-  const connection = await api.call("POST", "/v1/providers/db_relational/connections", {
-    name: "bench-source",
-    mode: "managed",
-    credentials: { host: sourceUrl.hostname, port: Number(sourceUrl.port || 5432), database, user, password: decodeURIComponent(sourceUrl.password) || "unused-trust-auth", ssl_mode: "disable" },
-  });
-  const envApi = api.withHeaders({ "x-environment-id": connection.environment_id });
-  const provider = await envApi.call("POST", "/v1/embedding-providers", { name: "fake-emb-a", provider: "emb_a", api_key: fake.apiKey });
-  const tableBody = (name: string, source: string, columns: object[], syncMode: string) => ({
-    name, connection_id: connection.id, embedding_provider_id: provider.id, source_table: source, primary_key_column: "id",
-    columns, embedding_model: MODEL, embedding_dimensions: DIMS, sync_mode: syncMode,
-  });
-  progress(`service pid ${service.pid} at ${service.url}, idle RSS ${mb(idleKb)}; signed in, organization, connection, provider made over REST`);
+  progress(`service pid ${service.pid} at ${service.url}, RSS ${mb(idleKb)}; signed in, organization, connection, provider made over REST`);
 
   /** 1. Backfill of the batch table against COPY; 2. one incremental pass. */
   // Parameters, not the outer variables: a closure loses their narrowing to non-null.
@@ -314,14 +260,19 @@ try {
     if (cdcFilled.view.sync_status === "synced") {
       await Bun.sleep(2000); // the consumer starts on the next second's tick
       rss.resetPhase();
-      const phase = await runCdcPhase(sql, api, cdc.id, CDC_ROWS, CDC, () => fake!.counters.inputs, startedAt + RUN_LIMIT_MS + 10 * 60_000);
+      const phase = await runCdcPhase(sql, api, cdc.id, CDC_ROWS, CDC, () => fake.counters.inputs, startedAt + RUN_LIMIT_MS + 10 * 60_000);
       if (TRACE) await Bun.write(`${TRACE}.slow.json`, JSON.stringify(phase.runs.map((r) => ({ rate: r.rate, slow: r.result.slow }))));
       rowsOut.push(...cdcRows(phase), ["  service peak RSS", `${mb(rss.phasePeakKb)}`, "", ""]);
       for (const { rate: r, result } of phase.runs) {
         if (result.seen < result.txns) notes.push(`${r}/s: ${result.txns - result.seen} cdc transactions were not queryable within 30 s after the load ended`);
       }
+      const operating = phase.runs[0]?.result;
+      if (SMOKE_MAX_P99_MS !== null && (!operating || operating.p99 > SMOKE_MAX_P99_MS || operating.seen < operating.txns)) {
+        smokeFailure = operating ? `cdc ${CDC.operatingRate}/s: p99 ${num(operating.p99)} ms (limit ${SMOKE_MAX_P99_MS}), ${operating.seen}/${operating.txns} seen` : "no cdc run";
+      }
     } else notes.push(`cdc phase skipped: the cdc table ended ${cdcFilled.view.sync_status}`);
   } else if (CDC_ON) notes.push("cdc phase skipped: out of time");
+  if (SMOKE_MAX_P99_MS !== null && CDC_ON && !smokeFailure && !rowsOut.some((r) => String(r[0]).startsWith("cdc "))) smokeFailure = "the cdc phase did not run";
 
   // 4. Reconciliation of an idle cdc table.
   if (RECONCILE.rows > 0) {
@@ -339,6 +290,10 @@ try {
   console.log(table(["phase", "figure", "baseline (same run)", "ratio"], rowsOut));
   console.log(`service VmHWM over the whole run: ${mb(procStatusKb(service.pid, "VmHWM"))}`);
   for (const n of notes) console.log(`note: ${n}`);
+  if (smokeFailure) {
+    console.log(`SMOKE FAILED: ${smokeFailure}`);
+    process.exitCode = 1;
+  } else if (SMOKE_MAX_P99_MS !== null) console.log(`smoke passed: cdc p99 within ${SMOKE_MAX_P99_MS} ms, every transaction seen`);
 } finally {
   await cleanup();
   }

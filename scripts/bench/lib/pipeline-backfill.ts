@@ -21,13 +21,14 @@ export type Probed = { count: number; errors: number; p50: number; p99: number; 
  * probe's timings also held whatever that thread was doing, above all the fake provider answering
  * the backfill's embedding calls.
  */
-export function startProber(api: Api, tableId: string): { stop(): Promise<Probed> } {
+/** `everyMs`: the pace of its queries (default 50 ms; 0: one after another, a client without pause). */
+export function startProber(api: Api, tableId: string, everyMs?: number): { stop(): Promise<Probed> } {
   const worker = new Worker(new URL("./prober-worker.ts", import.meta.url));
   const done = new Promise<{ times: number[]; errors: number }>((resolve, reject) => {
     worker.onmessage = (event: MessageEvent) => resolve(event.data);
     worker.onerror = (event) => reject(new Error(`prober: ${event.message}`));
   });
-  worker.postMessage({ ...api.credentials, tableId });
+  worker.postMessage({ ...api.credentials, tableId, everyMs });
   return {
     async stop() {
       worker.postMessage("stop");

@@ -1,5 +1,6 @@
-// The query prober of `bench pipeline` (pipeline-backfill.ts startProber), on a thread of its own:
-// one top-10 query every PROBE_EVERY_MS until told to stop, then the latencies of the answers.
+// The query prober of `bench pipeline` and `bench freshness` (pipeline-backfill.ts startProber), on
+// a thread of its own: one top-10 query every `everyMs` (default 50; 0: one after another, without
+// pause) until told to stop, then the latencies of the answers.
 import { Api } from "./pipeline-service.ts";
 
 declare const self: Worker;
@@ -14,11 +15,11 @@ self.onmessage = (event: MessageEvent) => {
     stopped = true;
     return;
   }
-  const { url, headers, tableId } = event.data as { url: string; headers: Record<string, string>; tableId: string };
-  void probe(new Api(url, headers), tableId);
+  const { url, headers, tableId, everyMs } = event.data as { url: string; headers: Record<string, string>; tableId: string; everyMs?: number };
+  void probe(new Api(url, headers), tableId, everyMs ?? PROBE_EVERY_MS);
 };
 
-async function probe(api: Api, tableId: string): Promise<void> {
+async function probe(api: Api, tableId: string, everyMs: number): Promise<void> {
   const times: number[] = [];
   let errors = 0;
   for (let i = 0; !stopped; i++) {
@@ -29,7 +30,7 @@ async function probe(api: Api, tableId: string): Promise<void> {
     } catch {
       errors++; // 409 before the first rows are stored, for one
     }
-    const wait = PROBE_EVERY_MS - (performance.now() - started);
+    const wait = everyMs - (performance.now() - started);
     if (wait > 0) await Bun.sleep(wait);
   }
   self.postMessage({ times, errors });
