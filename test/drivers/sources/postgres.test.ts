@@ -8,13 +8,14 @@ import { join } from "node:path";
 import { createPostgresSource, POSTGRES_HASH_ALGORITHM } from "../../../src/drivers/sources/postgres.ts";
 import { DriverError } from "../../../src/shared/errors.ts";
 import { positionOnly, type Key } from "../../../src/drivers/sources/types.ts";
-import { throwawayPostgres } from "../../harness.ts";
+import { PG_ADMIN_URL, throwawayPostgres } from "../../harness.ts";
 import { sourceContract, type SourceWorld } from "./contract.ts";
 
 // Starts processes or databases: slower than bun's 5 s default on a loaded 2-core machine.
 setDefaultTimeout(30_000);
 
-const credentials = (database: string, over: Record<string, unknown> = {}) => ({ host: "127.0.0.1", port: 5432, database, user: "postgres", password: "", ...over });
+const PG_PORT = Number(new URL(PG_ADMIN_URL).port || 5432);
+const credentials = (database: string, over: Record<string, unknown> = {}) => ({ host: "127.0.0.1", port: PG_PORT, database, user: "postgres", password: "", ...over });
 
 async function openWorld(): Promise<SourceWorld & { database: string }> {
   const db = await throwawayPostgres();
@@ -198,10 +199,10 @@ describe("postgres: errors", () => {
   });
 
   test("an IPv6 address is dialled as given, not split at its colons", async () => {
-    // The server here listens on 127.0.0.1 only: a refusal naming [::1]:5432 shows where we dialled.
-    const source = createPostgresSource({ host: "::1", port: 5432, database: "x", user: "postgres", password: "pw" });
+    // The server here listens on 127.0.0.1 only: a refusal naming [::1]:<port> shows where we dialled.
+    const source = createPostgresSource({ host: "::1", port: PG_PORT, database: "x", user: "postgres", password: "pw" });
     const err = (await source.test().catch((e: unknown) => e)) as DriverError;
     await source.close();
-    expect(err.message).toContain("::1:5432");
+    expect(err.message).toContain(`::1:${PG_PORT}`);
   });
 });
