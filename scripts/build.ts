@@ -1,14 +1,17 @@
 // `bun run build`: compiles src/main.ts into one executable, dist/vecsync, that runs from any
 // directory without node_modules. The native engines (libSQL, usearch and our own binding over it,
 // sqlite-vec, DuckDB) ride inside it and are written out to a cache directory on first use; see
-// scripts/build/.
+// scripts/build/. The local semantic model's worker is a second entry point (Bun finds a worker
+// in a binary only among its entry points), and its weights and WASM kernels are embedded files
+// read in place (src/drivers/embeddings/local-semantic/assets.ts).
 //
 //   bun run scripts/build.ts [--outfile dist/vecsync] [--target linux-x64-gnu]
-import { mkdirSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { nativePlugin, resolveNatives } from "./build/native-plugin.ts";
 import { hostTarget, TARGETS } from "./build/targets.ts";
+import { WORKER_ENTRY } from "../src/drivers/embeddings/local-semantic/protocol.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
 
@@ -30,8 +33,14 @@ const started = performance.now();
 const natives = resolveNatives(target, ROOT);
 const { plugin, applied } = nativePlugin({ root: ROOT, targetKey, natives });
 mkdirSync(dirname(outfile), { recursive: true });
+// The worker is looked up by its path relative to the entry points' common root, src/ (protocol.ts).
+const worker = join(ROOT, "src", WORKER_ENTRY);
+if (!existsSync(worker)) {
+  console.error(`build: the semantic model's worker ${worker} is missing; update WORKER_ENTRY in local-semantic/protocol.ts`);
+  process.exit(1);
+}
 const result = await Bun.build({
-  entrypoints: [join(ROOT, "src/main.ts")],
+  entrypoints: [join(ROOT, "src/main.ts"), worker],
   compile: {
     outfile,
     // Cross-compiling downloads the target's Bun runtime; for the host Bun uses itself.

@@ -1,11 +1,14 @@
 // `vecsync version --check`: opens every embedded engine once and reports its version, so a
-// binary copied to a bare machine proves its native parts load (issue: one binary).
+// binary copied to a bare machine proves its native parts load (issue: one binary); and embeds a
+// sentence with the offline semantic model, which the binary carries too.
 import { createClient } from "@libsql/client";
 import { DuckDBInstance } from "@duckdb/node-api";
 import { Index, MetricKind, ScalarKind } from "usearch";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createEmbeddingProvider } from "./drivers/embeddings/index.ts";
+import { SEMANTIC_MODEL, SEMANTIC_VERSION } from "./drivers/embeddings/local-semantic/index.ts";
 import { loadSqliteVec } from "./native.ts";
 import { openGraph } from "./drivers/vector-store/graph.ts";
 import { loadGraphAddon, usearchVersion } from "./native/usearch.ts";
@@ -56,6 +59,13 @@ export async function selfCheck(): Promise<EngineReport[]> {
         const rows = (await conn.runAndReadAll("SELECT version() AS v")).getRows();
         conn.closeSync();
         return String(rows[0]?.[0]);
+      }),
+      await check(SEMANTIC_MODEL, async () => {
+        const local = createEmbeddingProvider({ provider: "local" });
+        const [v] = await local.embed(["vecsync checks its offline model"], { model: SEMANTIC_MODEL, dimensions: 512, kind: "query" });
+        const norm = v!.reduce((n, x) => n + x * x, 0);
+        if (v!.length !== 512 || Math.abs(norm - 1) > 1e-3) throw new Error(`the model answered ${v!.length} values of norm ${norm.toFixed(3)}, not a 512-value unit vector`);
+        return SEMANTIC_VERSION;
       }),
     ];
   } finally {

@@ -1,6 +1,8 @@
-// `bun run bench embed`: drives short texts through each hosted driver against its fake, the
-// fake enforcing a rate limit, and reports the throughput reached as a fraction of that limit
-// (target ≥ 0.9), the 429s received and the wall time; then the local model's texts/s on one core.
+// `bun run bench embed [hosted|local]`: drives short texts through each hosted driver against its
+// fake, the fake enforcing a rate limit, and reports the throughput reached as a fraction of that
+// limit (target ≥ 0.9), the 429s received and the wall time; then the local models: texts/s on 1
+// and 2 cores and recall@10 on a labelled retrieval set (lib/local-models.ts). An argument runs
+// only that half.
 //
 // Defaults: 100,000 texts per provider, limit 3,000 requests/min and 1,000,000 tokens/min with a
 // 6-second burst allowance on the fake (providers enforce per-minute limits over short windows).
@@ -8,8 +10,8 @@
 // Two "tasks" share one key and feed pages of 2,000 texts, as two backfills would.
 // Scale with BENCH_TEXTS and BENCH_SCALE (multiplies both limits): time ∝ texts / scale.
 import { createEmbeddingProvider, type ProviderName } from "../../src/drivers/embeddings/index.ts";
-import { LocalLexicalProvider } from "../../src/drivers/embeddings/local.ts";
 import { startFakeEmbeddings } from "../../test/fakes/embeddings/server.ts";
+import { benchLocalModels } from "./lib/local-models.ts";
 
 const TOTAL = Number(process.env.BENCH_TEXTS ?? 100_000);
 const SCALE = Number(process.env.BENCH_SCALE ?? 1);
@@ -79,19 +81,15 @@ async function runHosted(c: (typeof CASES)[number]) {
   };
 }
 
-async function runLocal() {
-  const local = new LocalLexicalProvider();
-  const input = Array.from({ length: TOTAL }, (_, i) => text(i));
-  await local.embed(input.slice(0, 2000), { model: "local-lexical-v1", dimensions: 512, kind: "document" }); // warm the JIT
-  const started = performance.now();
-  const out = await local.embed(input, { model: "local-lexical-v1", dimensions: 512, kind: "document" });
-  const s = (performance.now() - started) / 1000;
-  return { texts: out.length, seconds: +s.toFixed(2), "texts/s (one core)": Math.round(out.length / s) };
+const only = process.argv[3];
+if (only !== undefined && only !== "hosted" && only !== "local") {
+  console.error("usage: bun run bench embed [hosted|local]");
+  process.exit(2);
 }
-
-console.log(`embedding bench: ${TOTAL} texts per provider; fake limit ${LIMIT.requestsPerMinute} req/min, ${LIMIT.tokensPerMinute} tokens/min (burst ${LIMIT.burstSec}s)`);
-const rows = [];
-for (const c of CASES) rows.push(await runHosted(c));
-console.table(rows);
-console.log("local-lexical-v1 (512 dims):");
-console.table([await runLocal()]);
+if (only !== "local") {
+  console.log(`embedding bench: ${TOTAL} texts per provider; fake limit ${LIMIT.requestsPerMinute} req/min, ${LIMIT.tokensPerMinute} tokens/min (burst ${LIMIT.burstSec}s)`);
+  const rows = [];
+  for (const c of CASES) rows.push(await runHosted(c));
+  console.table(rows);
+}
+if (only !== "hosted") await benchLocalModels();

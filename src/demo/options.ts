@@ -21,6 +21,9 @@ export class DemoUsageError extends Error {}
 /** Service settings a demo run may take from the caller's environment (hosted provider gateways, log level). */
 const PASSED_ON = ["VECSYNC_EMB_A_URL", "VECSYNC_EMB_B_URL", "VECSYNC_EMB_C_URL", "VECSYNC_LOG_LEVEL"] as const;
 
+/** The offline model that finds a product from a paraphrase (the tour's second query shows it). */
+const LOCAL_DEMO_MODEL = "local-semantic-v1";
+
 /** Batch sync passes every 2 s, so the edited row shows up within a few seconds. */
 const DEMO_SYNC_INTERVAL_SEC = "2";
 
@@ -31,7 +34,7 @@ function providerOf(env: Record<string, string | undefined>): DemoProvider {
   const apiKey = env.VECSYNC_DEMO_API_KEY?.trim() || null;
   if (provider !== "local" && !apiKey) throw new DemoUsageError(`VECSYNC_DEMO_PROVIDER=${provider} needs VECSYNC_DEMO_API_KEY`);
   const models = modelsOf(provider);
-  const model = env.VECSYNC_DEMO_MODEL?.trim() || models[0]!.model;
+  const model = env.VECSYNC_DEMO_MODEL?.trim() || (provider === "local" ? LOCAL_DEMO_MODEL : models[0]!.model);
   const spec = models.find((m) => m.model === model);
   if (!spec) throw new DemoUsageError(`VECSYNC_DEMO_MODEL must be one of ${models.map((m) => m.model).join(", ")} (got "${model}")`);
   return { provider, apiKey: provider === "local" ? null : apiKey, model, dimensions: spec.dimensions };
@@ -54,7 +57,7 @@ export const DEMO_HELP = `usage: vecsync demo [--keep]
 
 A guided tour on a throwaway service (temp data dir, a free port): signs in, creates an
 organization, an embedding provider, a connection and a vector table over 200 sample products,
-backfills them, runs three queries, edits a product and watches sync pick it up. Every step
+backfills them, runs four queries, edits a product and watches sync pick it up. Every step
 prints the curl command that does the same.
 
 The sample table goes into a new database vecsync_demo_<random> on the local Postgres
@@ -65,4 +68,5 @@ the warehouse test server instead (test code, not shipped in the binary).
   --keep                  keep the sample database and the data directory
   VECSYNC_DEMO_PROVIDER   local (default, offline, no key) | emb_a | emb_b | emb_c
   VECSYNC_DEMO_API_KEY    the provider's API key (hosted providers)
-  VECSYNC_DEMO_MODEL      a model of that provider (default: its first in the catalog)`;
+  VECSYNC_DEMO_MODEL      a model of that provider (default: local-semantic-v1 for local, else
+                          the provider's first in the catalog)`;

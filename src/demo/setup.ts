@@ -46,7 +46,7 @@ export async function createOrganization(api: DemoApi, out: Output): Promise<str
 
 export async function createProvider(api: DemoApi, out: Output, provider: DemoProvider): Promise<string> {
   const offline = provider.provider === "local";
-  out.step(`Create an embedding provider (${offline ? "local: offline, no key, lexical not semantic" : provider.provider})`);
+  out.step(`Create an embedding provider (${offline ? "local: runs inside vecsync, offline, no key" : provider.provider})`);
   const body = { name: `demo-${provider.provider}`, provider: provider.provider, ...(offline ? {} : { api_key: provider.apiKey }) };
   const shown = offline ? body : { ...body, api_key: shellVar("EMBEDDING_API_KEY") };
   const created = await api.call<{ id: string }>("POST", "/v1/embedding-providers", { auth: "key", body, shown });

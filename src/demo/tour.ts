@@ -48,6 +48,8 @@ type Example = { title: string; query: string; limit: number; filters?: (col: De
 
 const EXAMPLES: Example[] = [
   { title: "no filter", query: "wireless noise cancelling headphones", limit: 5 },
+  // No word in common with "camping tent": a semantic model finds it, a lexical one cannot.
+  { title: "a paraphrase, no filter", query: "portable shelter for a night in the woods", limit: 5 },
   { title: "outdoors under $100", query: "waterproof gear for rainy hiking trips", limit: 5, filters: (c) => ({ [c("category")]: { eq: "outdoors" }, [c("price")]: { lt: 100 } }) },
   { title: "in stock, kitchen or books", query: "coffee", limit: 5, filters: (c) => ({ [c("in_stock")]: { eq: true }, [c("category")]: { in: ["kitchen", "books"] } }) },
 ];

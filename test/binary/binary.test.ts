@@ -9,7 +9,10 @@ import { BUN, ROOT, startProcess, tempDir } from "../harness.ts";
 // Starts processes or databases: slower than bun's 5 s default on a loaded 2-core machine.
 setDefaultTimeout(30_000);
 
-const ENGINES = ["libsql", "usearch", "graph", "sqlite-vec", "duckdb"];
+/** The native engines, written out to the cache on first use. */
+const NATIVES = ["libsql", "usearch", "graph", "sqlite-vec", "duckdb"];
+/** What `version --check` reports: the natives, and the semantic model, read in place from the binary. */
+const ENGINES = [...NATIVES, "local-semantic-v1"];
 const BUILD_TIMEOUT_MS = 180_000;
 
 const work = tempDir("vecsync-binary-");
@@ -67,7 +70,7 @@ describe("happy", () => {
     expect(code).toBe(0);
     expectEveryEngineOk(report);
     // The engines were written out into the fresh cache under HOME, one directory each.
-    expect(cachedEngines(join(home, ".cache", "vecsync"))).toEqual([...ENGINES].sort());
+    expect(cachedEngines(join(home, ".cache", "vecsync"))).toEqual([...NATIVES].sort());
   });
 
   test("concurrent first starts share one cache and both succeed", async () => {
@@ -89,7 +92,7 @@ describe("happy", () => {
     expectEveryEngineOk(report);
     const root = join(tmp, `vecsync-${process.getuid?.() ?? "user"}`);
     expect(statSync(root).mode & 0o777).toBe(0o700);
-    expect(cachedEngines(root)).toEqual([...ENGINES].sort());
+    expect(cachedEngines(root)).toEqual([...NATIVES].sort());
   });
 
   test("serves a fresh data dir: health, readiness, OpenAPI, the embedded docs script, clean SIGTERM", async () => {

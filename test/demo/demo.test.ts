@@ -32,16 +32,18 @@ function resultRows(stdout: string, n: number): string[][] {
 
 function expectMilestones(stdout: string) {
   expect(stdout).toContain("backfill done: 200/200 rows synced");
-  for (const n of [1, 2, 3]) {
-    expect(stdout).toContain(`query ${n}: 5 results (model local-lexical-v1)`);
+  for (const n of [1, 2, 3, 4]) {
+    expect(stdout).toContain(`query ${n}: 5 results (model local-semantic-v1)`);
     expect(resultRows(stdout, n)).toHaveLength(5);
   }
-  // Query 2 filters on category = outdoors and price < 100; query 3 on in_stock and two categories.
-  for (const [, , , category, price] of resultRows(stdout, 2)) {
+  // Query 2 is a paraphrase sharing no word with "camping tent": the semantic model finds tents first.
+  expect(resultRows(stdout, 2)[0]!.at(-1)).toContain("camping tent");
+  // Query 3 filters on category = outdoors and price < 100; query 4 on in_stock and two categories.
+  for (const [, , , category, price] of resultRows(stdout, 3)) {
     expect(category).toBe("outdoors");
     expect(Number(price)).toBeLessThan(100);
   }
-  for (const [, , , category, , inStock] of resultRows(stdout, 3)) {
+  for (const [, , , category, , inStock] of resultRows(stdout, 4)) {
     expect(["kitchen", "books"]).toContain(category!);
     expect(inStock).toBe("true");
   }
@@ -59,7 +61,7 @@ function expectMilestones(stdout: string) {
 
 describe("happy", () => {
   test(
-    "on the local Postgres: backfill, three queries, a sync pick-up, and the sample database dropped",
+    "on the local Postgres: backfill, four queries, a sync pick-up, and the sample database dropped",
     async () => {
       const { stdout, stderr, code } = await runDemo({ VECSYNC_DEMO_PG_URL: PG_ADMIN_URL });
       if (code !== 0) throw new Error(`demo exited ${code}\n${stdout}\n${stderr}`);

@@ -77,7 +77,9 @@ export const MODELS: readonly ModelSpec[] = [
   voyage("emb_c-code-3", 1024, 16000, true, 120_000),
   voyage("emb_c-3-large", 1024, 32000, true, 120_000),
   voyage("emb_c-3-lite", 512, 32000, false, 120_000),
-  // In-process and offline (local.ts); any size up to 512 is computed natively, not cut.
+  // In-process and offline (local.ts). The lexical model computes any size up to 512 natively; the
+  // semantic one (local-semantic/) has one size, reads at most 256 tokens of its own vocabulary and
+  // runs ~32 texts at a time in its worker, so a request is not limited beyond that.
   {
     provider: "local",
     model: "local-lexical-v1",
@@ -85,6 +87,16 @@ export const MODELS: readonly ModelSpec[] = [
     maxTokens: 8192,
     upstreamId: "local-lexical-v1",
     reduced: { kind: "range", min: 8 },
+    maxInputsPerRequest: 10_000,
+    maxTokensPerRequest: Number.MAX_SAFE_INTEGER,
+  },
+  {
+    provider: "local",
+    model: "local-semantic-v1",
+    dimensions: 512,
+    maxTokens: 256,
+    upstreamId: "local-semantic-v1",
+    reduced: { kind: "none" },
     maxInputsPerRequest: 10_000,
     maxTokensPerRequest: Number.MAX_SAFE_INTEGER,
   },

@@ -5,7 +5,7 @@ import { EMB_A_DEFAULT_BASE, embAWire } from "./emb-a.ts";
 import { EMB_B_DEFAULT_BASE, embBWire } from "./emb-b.ts";
 import { EMB_C_DEFAULT_BASE, embCWire } from "./emb-c.ts";
 import { HostedProvider, type WireFormat } from "./hosted.ts";
-import { LocalLexicalProvider } from "./local.ts";
+import { LocalProvider } from "./local.ts";
 import type { UpstreamGuard } from "./pinned.ts";
 import type { EmbeddingObserver, EmbeddingProvider, HostedTuning, RateLimits } from "./types.ts";
 
@@ -50,7 +50,7 @@ export type ProviderSettings = {
 };
 
 export function createEmbeddingProvider(settings: ProviderSettings): EmbeddingProvider {
-  if (settings.provider === "local") return new LocalLexicalProvider(settings.observer);
+  if (settings.provider === "local") return new LocalProvider(settings.observer);
   const known = WIRES[settings.provider];
   const baseUrl = settings.baseUrl ?? settings.config?.embUrls[settings.provider] ?? known.base;
   const tuning: HostedTuning = { ...DEFAULT_TUNING, rateLimits: known.limits, ...settings.tuning };

@@ -14,9 +14,11 @@ export type EmbeddingStats = {
   rateLimited: number;
   /** `embed` calls that ended in an error. */
   failures: number;
+  /** Texts cut to the model's max_tokens before embedding (counted by the local provider). */
+  truncated: number;
 };
 
-export const emptyStats = (): EmbeddingStats => ({ requests: 0, inputs: 0, tokens: 0, retries: 0, rateLimited: 0, failures: 0 });
+export const emptyStats = (): EmbeddingStats => ({ requests: 0, inputs: 0, tokens: 0, retries: 0, rateLimited: 0, failures: 0, truncated: 0 });
 
 const processTotals = new Map<ProviderName, EmbeddingStats>();
 

@@ -82,7 +82,7 @@ describe("happy", () => {
     ["emb_a", ["text-embedding-3-small", "text-embedding-3-large", "text-embedding-ada-002"]],
     ["emb_b", ["emb_b-embedding-001", "text-embedding-005", "text-embedding-004"]],
     ["emb_c", ["emb_c-3.5", "emb_c-3.5-lite", "emb_c-code-3", "emb_c-3-large", "emb_c-3-lite"]],
-    ["local", ["local-lexical-v1"]],
+    ["local", ["local-lexical-v1", "local-semantic-v1"]],
   ])("/models of an %s provider lists exactly its models", async (provider, models) => {
     const created = await newProvider(provider === "local" ? { provider, api_key: undefined } : { provider });
     const res = await app.request("GET", path(created.id, "/models"), { headers: ro });

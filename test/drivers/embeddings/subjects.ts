@@ -9,7 +9,7 @@ export type Behaviour = "http" | "kinds" | "server-truncation" | "base64";
 
 export type Subject = {
   provider: ProviderName;
-  /** A model with reducible output, its native size and a reduced size it accepts. */
+  /** A model, its native size and a reduced size it accepts (the native one where it has no other). */
   model: string;
   upstreamId: string;
   dims: number;
@@ -27,6 +27,8 @@ export type Subject = {
    * enforce a token ceiling; false for emb_a, where the driver counts exactly with cl100k_base.
    */
   fakeCountsLikeDriver: boolean;
+  /** The vector of one text embedded on its own, where no formula gives it (a real model). */
+  alone?: (text: string, dims: number) => Promise<number[]>;
   skips: Partial<Record<Behaviour, string>>;
 };
 
@@ -90,6 +92,25 @@ export const SUBJECTS: Subject[] = [
     skips: {
       http: "in-process: no requests, keys, rate limits, retries or upstream answers to validate",
       kinds: "lexical: documents and queries are embedded alike",
+      "server-truncation": "in-process: inputs are cut to max_tokens locally",
+      base64: "in-process: no wire encoding",
+    },
+  },
+  {
+    provider: "local",
+    model: "local-semantic-v1",
+    upstreamId: "local-semantic-v1",
+    dims: 512,
+    reducedDims: 512,
+    badDims: 256,
+    dimsField: null,
+    wireKind: { document: "-", query: "-" },
+    tokens: estimateTokens,
+    fakeCountsLikeDriver: true,
+    alone: async (text, dims) => Array.from((await createEmbeddingProvider({ provider: "local" }).embed([text], { model: "local-semantic-v1", dimensions: dims, kind: "document" }))[0]!),
+    skips: {
+      http: "in-process: no requests, keys, rate limits, retries or upstream answers to validate",
+      kinds: "the model embeds documents and queries alike (a query only goes ahead in the worker's queue)",
       "server-truncation": "in-process: inputs are cut to max_tokens locally",
       base64: "in-process: no wire encoding",
     },
