@@ -71,10 +71,11 @@ describe("the tests' own PostgreSQL", () => {
 
   test("another program on the private port: the next free port, said so", async () => {
     let p = port();
-    let squatter: ReturnType<typeof Bun.listen> | null = null;
+    const listen = (at: number) => Bun.listen({ hostname: "127.0.0.1", port: at, socket: { data() {} } });
+    let squatter: ReturnType<typeof listen> | null = null;
     while (!squatter) {
       try {
-        squatter = Bun.listen({ hostname: "127.0.0.1", port: p, socket: { data() {} } });
+        squatter = listen(p);
       } catch {
         p++;
       }
