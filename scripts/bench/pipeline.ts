@@ -68,7 +68,7 @@ const SYNC_INTERVAL_SEC = 10;
 const RUN_LIMIT_MS = Number(arg("--limit-min") ?? 20) * 60_000;
 /**
  * `--idle-wait-s S` (default 120): how long the probe of the filled table waits for the service to
- * go idle. 0 probes at once, during the stray sweep that follows a backfill (architecture.md, "Requests first").
+ * go idle. 0 probes at once, during the stray sweep that follows a backfill (architecture.md, "Sharing the event loop").
  */
 const IDLE_WAIT_MS = Number(arg("--idle-wait-s") ?? 120) * 1000;
 

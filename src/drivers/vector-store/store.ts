@@ -27,8 +27,8 @@ export const DEFAULT_INDEX_PARAMS: IndexParams = { scalar: "i8", connectivity: 1
 
 /**
  * 512 MiB of f32 vectors per collection: 350k rows at 384 dims, 175k at 768. Below it searches
- * need no SQL read; above it a collection takes a quarter of the memory for its vectors (README
- * "What a million vectors costs") and each search reads ~2k rows back from libSQL.
+ * need no SQL read; above it a collection takes a quarter of the memory for its vectors (docs/performance.md
+ * "1M × 768") and each search reads ~2k rows back from libSQL.
  */
 export const DEFAULT_FLOAT_MIRROR_BYTES = 512 * 2 ** 20;
 
