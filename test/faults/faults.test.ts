@@ -3,7 +3,7 @@
 // of workloads and interruptions with a restart after each; a cdc seed whose change feed is broken
 // under the running process (issue 14); then the index-file damage and the WAL cut. What a failure
 // means and how to replay it: test/faults/README.md.
-// Budget: under 2.5 minutes in all on a loaded 2-core machine.
+// Budget: under 1.5 minutes in all on a loaded 2-core machine.
 import { afterAll, describe, expect, test } from "bun:test";
 import { runDamage } from "./damage-run.ts";
 import { busyMsOf, runSeed, type Report } from "./runner.ts";
@@ -11,18 +11,14 @@ import { schedule } from "./schedule.ts";
 import { disposeAllWorlds } from "./world.ts";
 
 /**
- * Chosen from their schedules (each also starts by killing the first backfill at a seeded
- * fraction of its rows):
- *   1: the first backfill killed at ~58 %; DELETE of a slice then SIGKILL mid-pass; updates
- *      applied, then SIGTERM.
- * 171: a PUT 32 → 48 dimensions swapped under the query loop, then SIGTERM; a PUT of another
- *      model (48 → 32) then SIGKILL mid re-backfill. Run with a compact mirror (no f32 vectors
- *      in memory, VECSYNC_FLOAT_MIRROR_MB=0), so both ways of keeping vectors meet kills and swaps.
+ * Chosen from its schedule (which also starts by killing the first backfill at a seeded fraction
+ * of its rows): a PUT 32 → 48 dimensions swapped under the query loop, then SIGTERM; a PUT of
+ * another model (48 → 32) then SIGKILL mid re-backfill. Run with a compact mirror (no f32 vectors
+ * in memory, VECSYNC_FLOAT_MIRROR_MB=0), so both ways of keeping vectors meet kills and swaps.
+ * Longer seeds (seed 1 and on: kills mid-backfill and mid-pass, deletes, SIGTERM after updates)
+ * run in `bun run bench faults`, which starts at seed 1, to keep `npm test` short.
  */
-const SEEDS = [
-  { seed: 1, rows: 3_000, cycles: 2, compact: false },
-  { seed: 171, rows: 1_000, cycles: 2, compact: true },
-];
+const SEEDS = [{ seed: 171, rows: 1_000, cycles: 2, compact: true }];
 /**
  * A cdc world (`bun run bench faults --cdc --seed 4 --rows 800 --cycles 3 --per-world 3`), every
  * fault applied to the running process and healed with no restart: the first backfill killed at
