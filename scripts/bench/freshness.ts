@@ -17,7 +17,7 @@ import { progress, table } from "./lib/measure.ts";
 import { startProber, type Probed } from "./lib/pipeline-backfill.ts";
 import { runCdcLoad, type CdcResult } from "./lib/pipeline-cdc.ts";
 import { passTimes, waitIdle, type Api } from "./lib/pipeline-service.ts";
-import { COLUMNS, createSource, openSourceWorld, waitSynced, type SourceWorld, type TableView } from "./lib/source-world.ts";
+import { COLUMNS, createSource, DIMS, openSourceWorld, waitSynced, type SourceWorld, type TableView } from "./lib/source-world.ts";
 
 const args = process.argv.slice(3);
 const arg = (name: string) => {
@@ -135,7 +135,7 @@ try {
       ["  its clients' queries", loaded.queries ? `p50 ${ms(loaded.queries.p50)}, p99 ${ms(loaded.queries.p99)}` : "", "", ""],
     );
   }
-  console.log(`freshness bench: cdc table ${num(CDC_ROWS)} rows, fake emb_a ${256} dimensions with no latency, ${ROWS_PER_TXN}-row transactions`);
+  console.log(`freshness bench: cdc table ${num(CDC_ROWS)} rows, fake emb_a ${DIMS} dimensions with no latency, ${ROWS_PER_TXN}-row transactions`);
   console.log(table(["measure", "figure", "beside", "ratio"], rows));
 } finally {
   await w.cleanup();

@@ -19,9 +19,9 @@ export type Probed = { count: number; errors: number; p50: number; p99: number; 
  * Starts probing `tableId` from a worker thread; `stop()` answers the latencies of the answers
  * that came back 200. A worker, so the figures are the service's: on the bench's own thread the
  * probe's timings also held whatever that thread was doing, above all the fake provider answering
- * the backfill's embedding calls.
+ * the backfill's embedding calls. `everyMs`: the pace of its queries (default 50 ms; 0: one after
+ * another, a client without pause).
  */
-/** `everyMs`: the pace of its queries (default 50 ms; 0: one after another, a client without pause). */
 export function startProber(api: Api, tableId: string, everyMs?: number): { stop(): Promise<Probed> } {
   const worker = new Worker(new URL("./prober-worker.ts", import.meta.url));
   const done = new Promise<{ times: number[]; errors: number }>((resolve, reject) => {

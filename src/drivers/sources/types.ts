@@ -110,7 +110,7 @@ export const positionOnly = (batch: ChangeBatch): boolean => batch.keys.length =
 
 /** What a stream holds that the consumer has not applied (docs/vector-tables.md#sync-status). */
 export type StreamBacklog = {
-  /** Keys of the transactions read and not handed out yet. */
+  /** Keys read past `applied` and not applied: batches handed out ahead of it, queued, or still being decoded. */
   keys: number;
   /** How far the source's log runs past a position, in bytes; null where the source cannot tell. */
   bytes: number | null;

@@ -1,11 +1,11 @@
 // A generation's index checkpoints (checkpoint.ts writes their files): when one is due, and
 // making one. Its save runs with insertions held, and starts under the generation's lock, so the
-// file is the graph its stray list describes at the sequence it records. The fsync, checksum and record after it run beside the writes:
-// a fill's writes and insertions had stood still meanwhile (a 1M-row fill makes ~50 checkpoints,
-// whose files add up to ~17× the last one). Writes wait for those steps only once a quarter of
-// the interval was written beside them (restart.ts rowsBesideCheckpoint), so a kill replays a
-// bounded number of rows. One checkpoint at a time, start to end: each removes the files of the
-// ones before.
+// file is the graph its stray list describes at the sequence it records. The fsync, checksum and
+// record after it run beside the writes: a fill's writes and insertions had stood still meanwhile
+// (a 1M-row fill makes ~50 checkpoints, whose files add up to ~17× the last one). Writes wait for
+// those steps only once a quarter of the interval was written beside them (restart.ts
+// rowsBesideCheckpoint), so a kill replays a bounded number of rows. One checkpoint at a time,
+// start to end: each removes the files of the ones before.
 import type { Client } from "@libsql/client";
 import { completeCheckpoint, removeCheckpointFiles, saveCheckpointIndex, type StrayState } from "./checkpoint.ts";
 import type { HnswIndex } from "./hnsw.ts";
