@@ -14,7 +14,8 @@ import { Run } from "./run.ts";
 import { applyWorkload } from "./workload.ts";
 import { FaultWorld } from "./world.ts";
 
-export type DamageOptions = { rows: number; catchUpMs?: number; log?: (line: string) => void };
+/** `damages`: the names of the damages to do (default every one of DAMAGES). */
+export type DamageOptions = { rows: number; catchUpMs?: number; log?: (line: string) => void; damages?: string[] };
 
 /** Writes, then waits until they are in the index (so the next checkpoint covers them). */
 async function writeAndSettle(run: Run, version: number): Promise<void> {
@@ -49,7 +50,7 @@ export async function runDamage(opts: DamageOptions): Promise<Report> {
     if (!(await run.restartAndCheck("after the first checkpoint"))) return run.report;
     // Writes after the stale copy, so that today's checkpoint covers a later sequence than it.
     await writeAndSettle(run, 1);
-    for (const damage of DAMAGES) {
+    for (const damage of DAMAGES.filter((d) => !opts.damages || opts.damages.includes(d.name))) {
       // Checked under the previous damage's name: a process that served a while, then died of
       // what it loaded ("Linking to missing level"), is that damage's failure.
       if (!run.checkAlive() && !(await recover(run))) return run.report;

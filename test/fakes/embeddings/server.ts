@@ -18,6 +18,8 @@ export type FakeSwitches = {
   retryAfterMs: number | null;
   /** The next n requests answer 503. */
   fail5xx: number;
+  /** The 503s carry `retry-after-ms` with this value (null: no header, the client backs off on its own). */
+  retry5xxMs: number | null;
   /** The next n requests never answer (client timeouts). */
   hang: number;
   /** The next n requests answer 200 without the vectors (`{"unexpected": true}`). */
@@ -54,6 +56,7 @@ const defaults = (): FakeSwitches => ({
   retryAfterSec: 1,
   retryAfterMs: null,
   fail5xx: 0,
+  retry5xxMs: null,
   hang: 0,
   malformed: 0,
   notJson: 0,
@@ -177,7 +180,10 @@ export async function startFakeEmbeddings(provider: FakeProvider, opts: { apiKey
     }
     const wait = limiter?.take(total) ?? null;
     if (wait !== null) return fail(429, `Rate limit reached for ${decoded.model}`, { "retry-after": String(wait) });
-    if (switches.fail5xx > 0) return (switches.fail5xx--, fail(503, "The server is overloaded"));
+    if (switches.fail5xx > 0) {
+      switches.fail5xx--;
+      return fail(503, "The server is overloaded", switches.retry5xxMs === null ? undefined : { "retry-after-ms": String(switches.retry5xxMs) });
+    }
     if (switches.hang > 0) {
       switches.hang--;
       await new Promise<void>((r) => hanging.push(r));
