@@ -1,4 +1,4 @@
-// `bun run bench freshness [--cdc-rows N] [--rate R] [--secs S] [--clients 0,1,4] [--batch-rows N] [--no-batch] [--trace P]`:
+// `bun run bench freshness [--cdc-rows N] [--rate R] [--secs S] [--clients 0,1,4] [--batch-rows N] [--no-batch] [--trace P] [--profile DIR]`:
 // is the sync engine kept fed while the service answers queries? On the real service process, over
 // HTTP, with the fake provider answering at once:
 //   1. idle queries: each number of query clients alone, querying without pause (one query after
@@ -12,11 +12,12 @@
 //      alone and then beside the most clients, each timed from the pass's own start to its end.
 // The issue's targets (docs/performance.md): every change seen, p99 ≤ 300 ms at 300/s with four
 // clients, their p50 ≤ 2× idle; the batch pass under four clients ≤ 2× its idle time.
+import { join } from "node:path";
 import type postgres from "postgres";
 import { progress, table } from "./lib/measure.ts";
 import { startProber, type Probed } from "./lib/pipeline-backfill.ts";
 import { runCdcLoad, type CdcResult } from "./lib/pipeline-cdc.ts";
-import { passTimes, waitIdle, type Api } from "./lib/pipeline-service.ts";
+import { cpuSplit, passTimes, waitIdle, type Api } from "./lib/pipeline-service.ts";
 import { COLUMNS, createSource, DIMS, openSourceWorld, waitSynced, type SourceWorld, type TableView } from "./lib/source-world.ts";
 
 const args = process.argv.slice(3);
@@ -30,6 +31,7 @@ const SECS = Number(arg("--secs") ?? 30);
 const CLIENTS = (arg("--clients") ?? "0,1,4").split(",").map(Number).filter((n) => n >= 0);
 const BATCH_ROWS = args.includes("--no-batch") ? 0 : Number(arg("--batch-rows") ?? 100_000);
 const TRACE = arg("--trace");
+const PROFILE = arg("--profile");
 const ROWS_PER_TXN = 10;
 const DRAIN_MS = 10_000;
 const IDLE_SECS = 8;
@@ -52,11 +54,25 @@ function startClients(api: Api, tableId: string, n: number) {
   };
 }
 
-async function idleQueries(w: SourceWorld, tableId: string, n: number): Promise<Probed | null> {
+/** CPU seconds each process spent per second of a phase: where the machine's two cores went. */
+function cpuMeter(pid: number) {
+  const t0 = performance.now();
+  const c0 = cpuSplit(pid);
+  return () => {
+    const secs = (performance.now() - t0) / 1000;
+    const c1 = cpuSplit(pid);
+    const per = (k: keyof typeof c0) => ((c1[k] - c0[k]) / secs).toFixed(2);
+    return `CPU/s: service ${per("service")}, bench ${per("bench")}, postgres ${per("postgres")}`;
+  };
+}
+
+async function idleQueries(w: SourceWorld, tableId: string, n: number): Promise<(Probed & { cpu: string }) | null> {
   if (n === 0) return null;
+  const cpu = cpuMeter(w.service.pid);
   const clients = startClients(w.api, tableId, n);
   await Bun.sleep(IDLE_SECS * 1000);
-  return clients.stop();
+  const q = await clients.stop();
+  return q && { ...q, cpu: cpu() };
 }
 
 /** One batch pass after 1 % of the rows changed, with `n` clients querying meanwhile: its own duration. */
@@ -81,7 +97,7 @@ const w = await openSourceWorld(
     await createSource(sql, "cdc_docs", CDC_ROWS, "rev integer");
     if (BATCH_ROWS > 0) await createSource(sql, "docs", BATCH_ROWS);
   },
-  { env: { VECSYNC_SYNC_INTERVAL: "3600", VECSYNC_LOG_LEVEL: TRACE ? "info" : "warn" }, logTo: TRACE ? `${TRACE}.service.log` : undefined },
+  { env: { VECSYNC_SYNC_INTERVAL: "3600", VECSYNC_LOG_LEVEL: TRACE ? "info" : "warn" }, logTo: TRACE ? `${TRACE}.service.log` : undefined, cmd: PROFILE ? [process.execPath, "--cpu-prof-md", `--cpu-prof-dir=${PROFILE}`, join(import.meta.dir, "../../src/main.ts")] : undefined },
 );
 process.on("SIGINT", () => void w.cleanup().finally(() => process.exit(130)));
 const rows: (string | number)[][] = [];
@@ -96,26 +112,30 @@ try {
   await waitIdle(w.service.pid, 1500, 5 * 60_000);
 
   // 1. Idle baselines.
-  const idle = new Map<number, Probed | null>();
+  const idle = new Map<number, (Probed & { cpu: string }) | null>();
   for (const n of CLIENTS) idle.set(n, await idleQueries(w, cdc.id, n));
-  for (const [n, q] of idle) if (q) rows.push([`idle: ${n} client(s) querying`, `p50 ${ms(q.p50)}, p99 ${ms(q.p99)}`, `${num(q.count / IDLE_SECS)} queries/s`, ""]);
+  for (const [n, q] of idle) if (q) rows.push([`idle: ${n} client(s) querying`, `p50 ${ms(q.p50)}, p99 ${ms(q.p99)}`, `${num(q.count / IDLE_SECS)} queries/s`, q.cpu]);
 
   // 2. cdc under each load.
   let revBase = 0;
   for (const n of CLIENTS) {
     await waitIdle(w.service.pid, 1000, 60_000);
     progress(`cdc: ${RATE} changes/s for ${SECS} s beside ${n} client(s) querying without pause`);
+    const cpu = cpuMeter(w.service.pid);
+    const t0 = performance.now();
     const clients = startClients(w.api, cdc.id, n);
     const r: CdcResult = await runCdcLoad(w.sql, w.api, cdc.id, CDC_ROWS, { changesPerSec: RATE, rowsPerTxn: ROWS_PER_TXN, durationMs: SECS * 1000, drainMs: DRAIN_MS, revBase });
     const q = await clients.stop();
+    const cpuUsed = cpu();
     revBase += r.txns;
     const base = idle.get(n);
     rows.push([
       `cdc ${RATE}/s, ${n} client(s)`,
       `p50 ${ms(r.p50)}, p99 ${ms(r.p99)}, max ${ms(r.max)}`,
       `${r.seen}/${r.txns} txns seen within ${DRAIN_MS / 1000} s of the end; max rows_pending ${r.maxRowsPending}, staleness ${r.maxStalenessSecs} s`,
-      q && base ? `queries p50 ${ms(q.p50)} (×${(q.p50 / base.p50).toFixed(2)} idle), p99 ${ms(q.p99)}` : "",
+      q && base ? `queries p50 ${ms(q.p50)} (×${(q.p50 / base.p50).toFixed(2)} idle), p99 ${ms(q.p99)}, ${num(q.count / ((performance.now() - t0) / 1000))} queries/s; ${r.probes} probes` : `${r.probes} probes`,
     ]);
+    rows.push(["", cpuUsed, "", ""]);
     progress(`  p50 ${ms(r.p50)}, p99 ${ms(r.p99)}, ${r.seen}/${r.txns} seen${q ? `; queries p50 ${ms(q.p50)}` : ""}`);
   }
 
