@@ -30,6 +30,7 @@ export function trpcCode(code: ErrorCode): TRPC_ERROR_CODE_KEY {
     case "organization_deleting":
     case "vector_table_not_ready":
     case "sync_running":
+    case "sync_behind":
       return "CONFLICT";
     case "invitation_expired":
       return "PRECONDITION_FAILED"; // tRPC has no 410

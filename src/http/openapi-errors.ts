@@ -22,6 +22,7 @@ export const ERROR_CODE_DOCS: Record<ErrorCode, string> = {
   environment_protected: "the `prod` environment cannot be deleted",
   backfill_running: "a backfill or re-backfill of the vector table is pending or running",
   sync_running: "a sync pass, backfill or re-backfill of the vector table is pending or running",
+  sync_behind: "the vector table had not applied the source up to `min_synced_through` within `wait_ms` (`details.synced_through`: how far it had)",
   already_paused: "sync of the vector table is already paused",
   not_paused: "sync of the vector table is not paused",
   organization_deleting: "the organization is being deleted",

@@ -19,6 +19,7 @@ export type ErrorCode =
   | "organization_deleting"
   | "vector_table_not_ready"
   | "sync_running"
+  | "sync_behind"
   | "invitation_expired"
   | "payload_too_large"
   | "rate_limited"
@@ -50,6 +51,7 @@ export function httpStatus(code: ErrorCode): number {
     case "organization_deleting":
     case "vector_table_not_ready":
     case "sync_running":
+    case "sync_behind":
       return 409;
     case "invitation_expired":
       return 410;

@@ -53,6 +53,7 @@ describe("error responses", () => {
       "validation_error",
       "unauthorized",
       "not_found",
+      "sync_behind",
       "vector_table_not_ready",
       "payload_too_large",
       "internal",

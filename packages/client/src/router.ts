@@ -3,7 +3,7 @@ import type { TRPCBuiltRouter, TRPCMutationProcedure, TRPCQueryProcedure } from 
 import type { AnyColumnFilter } from "./filters.js";
 
 /** Every error code the service answers with: a closed set to switch on. */
-export type ErrorCode = "validation_error" | "invalid_request" | "unauthorized" | "insufficient_permission" | "insufficient_role" | "not_found" | "name_taken" | "already_member" | "invitation_pending" | "in_use" | "environment_protected" | "backfill_running" | "already_paused" | "not_paused" | "organization_deleting" | "vector_table_not_ready" | "sync_running" | "invitation_expired" | "payload_too_large" | "rate_limited" | "source_error" | "provider_error" | "storage_full" | "internal";
+export type ErrorCode = "validation_error" | "invalid_request" | "unauthorized" | "insufficient_permission" | "insufficient_role" | "not_found" | "name_taken" | "already_member" | "invitation_pending" | "in_use" | "environment_protected" | "backfill_running" | "already_paused" | "not_paused" | "organization_deleting" | "vector_table_not_ready" | "sync_running" | "sync_behind" | "invitation_expired" | "payload_too_large" | "rate_limited" | "source_error" | "provider_error" | "storage_full" | "internal";
 
 /** A tRPC error's shape; `data.vecsync` is the REST error body's `error`, `data.httpStatus` its status. */
 export type ErrorShape = {
@@ -922,6 +922,9 @@ export type AppRouter = TRPCBuiltRouter<{ ctx: object; meta: object; errorShape:
         limit?: number;
         min_similarity_score?: null | number;
         filters?: null | AnyColumnFilter;
+        min_synced_through?: string;
+        wait_ms?: number;
+        explain?: boolean;
       },
       {
         results: {
@@ -935,6 +938,15 @@ export type AppRouter = TRPCBuiltRouter<{ ctx: object; meta: object; errorShape:
         query: string;
         model: string;
         total_results: number;
+        synced_through: null | string;
+        explain?: {
+          path: "platform" | "keyword" | "hnsw" | "exact" | "hybrid";
+          estimated_matches: null | number;
+          candidates_examined: null | number;
+          expected_recall: null | number;
+          embedding_ms: null | number;
+          search_ms: number;
+        };
       }
     >;
   };

@@ -10,7 +10,7 @@ export const queryRoutes = [
     tag: "Query",
     summary: "Similarity search over a vector table, with metadata filters (any key permission)",
     auth: "api_key",
-    errors: ["vector_table_not_ready", "source_error", "provider_error"],
+    errors: ["vector_table_not_ready", "sync_behind", "source_error", "provider_error"],
     readOnly: true,
     body: QueryRequest,
     headers: [{ name: "X-Environment-Id", description: "When sent, the vector table must be in this environment (else 404)" }],

@@ -2,6 +2,7 @@ import { type } from "arktype";
 import { FILTER_JSON_SCHEMAS } from "../../drivers/vector-store/filters/json-schema.ts";
 import type { Filter } from "../../drivers/vector-store/filters/language.ts";
 import { documentedAs } from "../../shared/validate.ts";
+import { POSITION_PATTERNS } from "../vector-tables/synced-through.ts";
 
 /**
  * The longest query text, in characters (UTF-16 code units, as JSON strings count them). A query
@@ -23,11 +24,24 @@ const QueryText = type(`string <= ${QUERY_MAX_CHARS}`).narrow((s, ctx) => s.trim
  */
 const Filters = documentedAs(type("Record<string, unknown>").as<Filter>(), { name: "Filter", schemas: FILTER_JSON_SCHEMAS }).or("null");
 
+/**
+ * `min_synced_through`: a WAL position or a time (docs/vector-tables.md#read-your-writes); which of
+ * the two a table takes, and whether the time is a real one, the service checks against the table.
+ */
+const SyncPosition = type(POSITION_PATTERNS.lsn).or(POSITION_PATTERNS.time).describe('a PostgreSQL LSN such as "0/16B3748" or an ISO 8601 time such as "2026-01-01T12:00:00Z"');
+
+/** The longest `wait_ms`: a wait is held in the server, and a client's own timeout is rarely longer. */
+export const MAX_WAIT_MS = 30_000;
+
 const queryFields = {
   query: QueryText,
   "limit?": "1 <= number.integer <= 100",
   "min_similarity_score?": "0 <= number <= 1 | null",
   "filters?": Filters,
+  "min_synced_through?": SyncPosition,
+  "wait_ms?": `0 <= number.integer <= ${MAX_WAIT_MS}`,
+  /** Answer with `explain`: the path taken and its figures (docs/vector-tables.md#explain). */
+  "explain?": "boolean",
 } as const;
 
 /** POST /v1/vector-tables/{id}/query (docs/vector-tables.md#query). */
@@ -41,11 +55,28 @@ export const DEFAULT_QUERY_LIMIT = 10;
 
 const MetadataValue = type("string | number | boolean | null");
 
+/**
+ * How the search ran (docs/vector-tables.md#explain), answered only when asked. Null: a figure the
+ * storage does not report (a platform's own planner; a built-in model embeds inside the search).
+ */
+export const QueryExplain = type({
+  path: "'hnsw' | 'exact' | 'keyword' | 'hybrid' | 'platform'",
+  estimated_matches: "number.integer | null",
+  candidates_examined: "number.integer | null",
+  expected_recall: "0 <= number <= 1 | null",
+  embedding_ms: "number >= 0 | null",
+  search_ms: "number >= 0",
+});
+export type QueryExplain = typeof QueryExplain.infer;
+
 /** docs/vector-tables.md#query. */
 export const QueryResult = type({
   results: type({ id: "string", similarity_score: "number", metadata: type({ "[string]": MetadataValue }), embedded_text: "string" }).array(),
   query: "string",
   model: "string",
   total_results: "number.integer",
+  /** How far the table had applied its source: an LSN for a cdc table on PostgreSQL, else an ISO time; null until a fill or pass completed. */
+  synced_through: "string | null",
+  "explain?": QueryExplain,
 });
 export type QueryResult = typeof QueryResult.infer;

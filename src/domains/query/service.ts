@@ -10,7 +10,9 @@ import { vectorTableOf } from "../vector-tables/service.ts";
 import { hasStorage } from "../vector-tables/state.ts";
 import { storageFailure, tableStore, type TableStore } from "../vector-tables/storage.ts";
 import type { VectorTableRow } from "../vector-tables/tables.ts";
-import { DEFAULT_QUERY_LIMIT, type QueryRequest, type QueryResult } from "./schemas.ts";
+import { queryExplain } from "./explain.ts";
+import { syncedRow } from "./read-your-writes.ts";
+import { DEFAULT_QUERY_LIMIT, type QueryExplain, type QueryRequest, type QueryResult } from "./schemas.ts";
 
 /**
  * A query waits at most this long for its embedding. The driver retries 429s and 5xx with
@@ -83,21 +85,24 @@ const present = (hit: SearchHit) => ({ id: hit.pk, similarity_score: hit.score, 
  * sent, must be the table's environment, else 404 (docs/api.md#environments).
  */
 export async function queryVectorTable(services: Services, actor: KeyActor, id: string, input: QueryRequest, environmentHeader: string | null | undefined): Promise<QueryResult> {
-  const row = await vectorTableOf(services, actor.orgId, id);
+  const found = await vectorTableOf(services, actor.orgId, id);
   const environmentId = environmentHeader?.trim();
-  if (environmentId && environmentId !== row.environmentId) throw new AppError("not_found", "Vector table not found in that environment");
-  if (!hasStorage(row)) {
+  if (environmentId && environmentId !== found.environmentId) throw new AppError("not_found", "Vector table not found in that environment");
+  if (!hasStorage(found)) {
     throw new AppError("vector_table_not_ready", "Platform-mode storage on this connection's provider is not available in this version, so this vector table holds no vectors to query");
   }
+  // `min_synced_through` waits before anything else (a table still filling may be ready after it):
+  // the query answers from the row as it stands then, and its `synced_through` holds for the search.
+  const { row, syncedThrough } = await syncedRow(services, found, input);
   const startedMs = performance.now();
   try {
     const store = await tableStore(services, row);
     await requireServable(store, row);
-    const { hits, model, path } = await searchPinned(services, row, store, input);
+    const { hits, model, path, explain } = await searchPinned(services, row, store, input);
     // Answered queries only: a refused or failed one shows in the HTTP histogram by its status.
     services.metrics.query(store.mode === "platform" ? `platform-${path}` : path, (performance.now() - startedMs) / 1000);
     const results = hits.map(present);
-    return { results, query: input.query, model, total_results: results.length };
+    return { results, query: input.query, model, total_results: results.length, synced_through: syncedThrough, ...(explain && { explain }) };
   } catch (err) {
     if (err instanceof VectorStoreError && err.code === "collection_not_found" && row.mode === "platform") {
       throw new AppError("vector_table_not_ready", `The platform table ${row.platformVectorRef} is missing from the source database; POST /v1/vector-tables/{id}/backfill makes it again`);
@@ -112,22 +117,33 @@ export async function queryVectorTable(services: Services, actor: KeyActor, id: 
  * cannot hold one across the embedding call, so a search that finds it swapped is embedded again
  * for the new one.
  */
-async function searchPinned(services: Services, row: VectorTableRow, store: TableStore, input: QueryRequest): Promise<{ hits: SearchHit[]; model: string; path: string }> {
+async function searchPinned(services: Services, row: VectorTableRow, store: TableStore, input: QueryRequest): Promise<{ hits: SearchHit[]; model: string; path: string; explain?: QueryExplain }> {
+  // Wall times for `explain`, summed over the attempts a moved platform generation costs.
+  let embeddingMs = 0;
+  let searchMs = 0;
   for (let attempt = 1; ; attempt++) {
     const pinned = await store.pin();
     try {
       checkFilter(pinned.spec, input.filters);
-      const request = { k: input.limit ?? DEFAULT_QUERY_LIMIT, filter: input.filters ?? undefined, minScore: input.min_similarity_score ?? null };
+      const request = { k: input.limit ?? DEFAULT_QUERY_LIMIT, filter: input.filters ?? undefined, minScore: input.min_similarity_score ?? null, explain: input.explain === true };
       if (row.embeddingProviderId === null) {
         // A built-in model (docs/vector-tables.md#built-in-models): the warehouse embeds the text
         // with the pinned generation's model in the statement that searches it; no provider call.
         if (!pinned.searchText) throw new DriverError(`the platform table ${store.name} has no built-in models to embed the query with`, { retryable: false });
+        const started = performance.now();
         const found = await pinned.searchText({ ...request, text: input.query });
-        return { hits: found.hits, model: pinned.spec.model ?? row.servingModel ?? row.embeddingModel, path: found.path };
+        searchMs += performance.now() - started;
+        const explain = input.explain ? queryExplain(store.mode, found, null, searchMs) : undefined;
+        return { hits: found.hits, model: pinned.spec.model ?? row.servingModel ?? row.embeddingModel, path: found.path, explain };
       }
+      const started = performance.now();
       const embedded = await embedQuery(services, row, pinned.spec, input.query);
+      const searching = performance.now();
+      embeddingMs += searching - started;
       const found = await pinned.search({ ...request, vector: embedded.vector });
-      return { hits: found.hits, model: embedded.model, path: found.path };
+      searchMs += performance.now() - searching;
+      const explain = input.explain ? queryExplain(store.mode, found, embeddingMs, searchMs) : undefined;
+      return { hits: found.hits, model: embedded.model, path: found.path, explain };
     } catch (err) {
       const moved = store.mode === "platform" && err instanceof VectorStoreError && err.code === "generation_not_found";
       if (!moved || attempt >= PIN_ATTEMPTS) throw err;

@@ -37,10 +37,12 @@
 // engine write names in its WHERE clause what it read (the id, and the statuses or the
 // `config_version` it expects) or keeps `paused` in its SET, so a pause, a PUT or a DELETE that
 // lands between the engine's read and its write is never overwritten. Times are ISO 8601 strings.
+// Each write that can move a table's `synced_through` wakes the queries waiting on it (progress-signal.ts).
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
 import type { Executor } from "../../db/executor.ts";
 import type { DbOrTx } from "../../scheduler/types.ts";
+import { announceProgress } from "./progress-signal.ts";
 import { SYNC_STATUSES } from "./schemas.ts";
 import { vectorTables, type SyncStatus, type VectorTableRow } from "./tables.ts";
 
@@ -149,6 +151,7 @@ export async function finishFill(db: Db, complete: (tx: DbOrTx) => Promise<void>
         .returning({ id: vectorTables.id });
       if (changed.length === 0) throw new ConfigMoved();
     });
+    announceProgress(table.id);
     return true;
   } catch (err) {
     if (err instanceof ConfigMoved) return false;
@@ -185,6 +188,7 @@ export async function recordPass(db: Executor, id: string, pass: { counts: Parti
     .update(vectorTables)
     .set({ syncStatus: "synced", lastError: null, lastErrorAt: null, ...pass.counts, lastSyncStartedAt: pass.startedAt, lastSyncAt: pass.finishedAt, updatedAt: at })
     .where(and(eq(vectorTables.id, id), inArray(vectorTables.syncStatus, ["synced", "error"])));
+  announceProgress(id);
 }
 
 /** A consumer works again after failing (applied a batch, or reopened a broken stream): `error` → `synced`, the failure cleared. */
@@ -247,6 +251,7 @@ export async function recordFeedResynced(db: Executor, id: string, account: stri
       updatedAt: at,
     })
     .where(eq(vectorTables.id, id));
+  announceProgress(id);
 }
 
 /**
@@ -256,6 +261,7 @@ export async function recordFeedResynced(db: Executor, id: string, account: stri
  */
 export async function recordFeedPosition(db: Executor, id: string, checkpoint: string, lagBytes: number | null): Promise<void> {
   await db.update(vectorTables).set({ cdcCheckpoint: checkpoint, sourceLagBytes: lagBytes }).where(eq(vectorTables.id, id));
+  announceProgress(id);
 }
 
 /** A stream's backlog: its keys (the batch applied and what waits behind it), oldest commit, and the source's bytes past it. */
@@ -280,4 +286,5 @@ export async function keepPendingChanges(db: Executor, id: string, pending: Pend
  */
 export async function recordChangesApplied(db: Executor, id: string, checkpoint: string, counts: RowCounts, at: string, lagBytes: number | null): Promise<void> {
   await db.update(vectorTables).set({ cdcCheckpoint: checkpoint, oldestPendingChangeAt: null, ...counts, sourceLagBytes: lagBytes, lastSyncAt: at, updatedAt: at }).where(eq(vectorTables.id, id));
+  announceProgress(id);
 }

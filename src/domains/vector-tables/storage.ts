@@ -7,7 +7,7 @@ import type { Services } from "../../services.ts";
 import { AppError, DriverError, validationError } from "../../shared/errors.ts";
 import { PlatformSetupError, type PlatformPrimaryKey, type PlatformTableSpec, type PlatformVectorStore } from "../../drivers/platform/types.ts";
 import { WarehouseVectorStore, type EmbedResult, type EmbedRow, type SourceText, type TextSearchRequest } from "../../drivers/platform/warehouse.ts";
-import { VectorStoreError, type MetadataUpdate, type RowHashes, type SearchHit, type SearchRequest, type StoredDoc, type UpsertRow, type VectorStore } from "../../drivers/vector-store/index.ts";
+import { VectorStoreError, type MetadataUpdate, type RowHashes, type SearchExplain, type SearchHit, type SearchRequest, type StoredDoc, type UpsertRow, type VectorStore } from "../../drivers/vector-store/index.ts";
 import { WarehouseSource } from "../../drivers/sources/warehouse.ts";
 import type { SourceColumn, SourceConnector } from "../../drivers/sources/types.ts";
 import { findConnection } from "../connections/repo.ts";
@@ -30,9 +30,9 @@ export type TablePin = {
   /**
    * Every hit satisfies the filter (FilterError otherwise); by score, then pk. A platform store
    * whose live generation moved since the pin throws VectorStoreError `generation_not_found`:
-   * pin again, embed again.
+   * pin again, embed again. `explain` (req.explain): the managed store's figures; platform stores give none.
    */
-  search(req: SearchRequest): Promise<{ hits: SearchHit[]; path: string }>;
+  search(req: SearchRequest): Promise<{ hits: SearchHit[]; path: string; explain?: SearchExplain }>;
   /** A built-in model's query (the warehouse's): the text embedded by the platform in the searching statement. */
   searchText?(req: TextSearchRequest): Promise<{ hits: SearchHit[]; path: string }>;
   release(): void;

@@ -34,6 +34,8 @@ export class ReplicationFeed implements ChangeStream {
   /** End LSN of the newest batch handed out or queued. */
   private lastBatchEnd: bigint;
   private lastPositionAt = 0;
+  /** A position held back by POSITION_EVERY_MS, handed out once the interval is over. */
+  private positionTimer: ReturnType<typeof setTimeout> | null = null;
   /** Batches handed out and not acknowledged (a consumer reads ahead of what it applies): their end and keys. */
   private handed: { end: bigint; keys: number }[] = [];
   private readonly timer: ReturnType<typeof setInterval>;
@@ -82,11 +84,18 @@ export class ReplicationFeed implements ChangeStream {
    * Caught up with no transaction open: everything before the server's position is delivered or
    * not ours. Handed out as a batch without keys, so the consumer stores the position and then
    * acknowledges it like any other (the slot may move on and WAL be recycled), and the slot is
-   * never ahead of what vecsync stored.
+   * never ahead of what vecsync stored. A position inside the interval is held back, never
+   * dropped: the server reports a position once, when its WAL moves, so a dropped one stayed
+   * unseen until more WAL came (seconds on a quiet server; `min_synced_through` queries waited on
+   * it). One that came behind a queued batch is handed out once that batch is acknowledged.
    */
   private notePosition() {
-    if (this.txn || this.queue.length > 0 || this.received <= this.lastBatchEnd) return;
-    if (Date.now() - this.lastPositionAt < POSITION_EVERY_MS) return;
+    if (this.closed || this.txn || this.queue.length > 0 || this.received <= this.lastBatchEnd) return;
+    const waitMs = this.lastPositionAt + POSITION_EVERY_MS - Date.now();
+    if (waitMs > 0) {
+      this.positionTimer ??= setTimeout(() => ((this.positionTimer = null), this.notePosition()), waitMs);
+      return;
+    }
     this.lastPositionAt = Date.now();
     this.lastBatchEnd = this.received;
     this.queue.push({ batch: { checkpoint: lsnToString(this.received), keys: [], allRowsChanged: false, committedAt: new Date() }, xid: null });
@@ -167,6 +176,7 @@ export class ReplicationFeed implements ChangeStream {
     this.acked = lsn;
     this.handed = this.handed.filter((h) => h.end > lsn);
     await this.sendStatus();
+    this.notePosition();
   }
 
   async next(): Promise<IteratorResult<ChangeBatch>> {
@@ -195,6 +205,7 @@ export class ReplicationFeed implements ChangeStream {
     await this.sendStatus();
     this.closed = true;
     clearInterval(this.timer);
+    if (this.positionTimer) clearTimeout(this.positionTimer);
     this.wake?.();
     this.stream.destroy();
     // The stream is one never-ending query: end the session now rather than wait for it.

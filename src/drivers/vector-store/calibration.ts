@@ -8,11 +8,13 @@
 // the exact answer. A band whose depth-1 recall is clearly short (DEFAULT_FLOOR) then uses the
 // cheapest choice (by the planner's cost model, so the outcome does not depend on timing noise)
 // that reaches TARGET_RECALL; exact when none does. Runs in the background in short steps (pace.ts);
-// searches use the defaults meanwhile.
+// searches use the defaults meanwhile. The unfiltered search's recall is measured too, for the
+// query's `explain` only (the planner has nothing to choose there).
 import { type Candidate, cutWithTies, exactTopK, rescore } from "./exact.ts";
+import type { Predicate } from "./filters/index.ts";
 import type { HnswIndex } from "./hnsw.ts";
 import { type Mirror, normalizeInPlace } from "./mirror.ts";
-import { type Band, type Calibration, exactCostUs, filteredHnswPlan, hnswCostUs, searchBreadth } from "./planner.ts";
+import { type Band, type Calibration, exactCostUs, filteredHnswPlan, type HnswPlan, hnswCostUs, planUnfiltered, searchBreadth } from "./planner.ts";
 import { hnswCandidates, withStrays } from "./search.ts";
 import type { GenerationSpec } from "./types.ts";
 
@@ -90,19 +92,7 @@ export async function calibrate(target: CalibrationTarget, pause: () => Promise<
       if (closed()) return null;
       const truth = await exactTruth(mirror, query, matching, pause);
       for (const [i, plan] of plans.entries()) {
-        const found = hnswCandidates(index, mirror, query, plan, pred, null);
-        if (!found.complete) recall[i]! += 1; // the search falls back to the exact path
-        else {
-          // With the strays, as searches score them (search.ts run): a band measured without them
-          // read short on a large graph and sent broad filters to the exact path (1M × 768: 50 % in 177 ms).
-          const rids = withStrays(index, mirror, query, found.rids.slice(0, plan.rescore), pred, Math.max(plan.rescore, K));
-          // Scored as the truth is (exactTopK), so only the candidates found differ. A compact
-          // mirror's truth ranks by the codes' cosine with the quantized query, rescore by the f32
-          // query's: near-ties ordered two ways capped recall near 0.98 at every depth, and at
-          // 1M × 768 sent the 5 % and 20 % bands exact (a 5 % filter in 18 ms instead of 5.5).
-          const top = exactTopK(mirror, query, Uint32Array.from(rids).sort(), K).slice(0, K);
-          recall[i]! += top.filter((c) => truth.has(c.rid)).length / Math.min(K, truth.size || K);
-        }
+        recall[i]! += searchRecall(target, query, plan, pred, truth);
         await pause();
       }
     }
@@ -111,7 +101,43 @@ export async function calibrate(target: CalibrationTarget, pause: () => Promise<
     const chosen = depths[0] === 1 && mean[0]! >= DEFAULT_FLOOR ? 0 : mean.findIndex((r) => r >= TARGET_RECALL);
     bands.push(chosen < 0 ? { selectivity: p, choice: "exact", recall: 1 } : { selectivity: p, choice: depths[chosen]!, recall: mean[chosen]! });
   }
-  return { liveRows: live.length, bands };
+  const unfiltered = await unfilteredRecall(target, queries, live, pause, closed);
+  if (closed()) return null;
+  return unfiltered === undefined ? { liveRows: live.length, bands } : { liveRows: live.length, bands, unfiltered };
+}
+
+/** recall@K of one HNSW search by `plan` against the exact answer `truth`. */
+function searchRecall({ mirror, index }: CalibrationTarget, query: Float32Array, plan: HnswPlan, pred: Predicate<number> | null, truth: Set<number>): number {
+  const found = hnswCandidates(index, mirror, query, plan, pred, null);
+  if (!found.complete && plan.exactIfShort) return 1; // the search falls back to the exact path
+  // With the strays, as searches score them (search.ts run): a band measured without them
+  // read short on a large graph and sent broad filters to the exact path (1M × 768: 50 % in 177 ms).
+  const rids = withStrays(index, mirror, query, found.rids.slice(0, plan.rescore), pred, Math.max(plan.rescore, K));
+  // Scored as the truth is (exactTopK), so only the candidates found differ. A compact
+  // mirror's truth ranks by the codes' cosine with the quantized query, rescore by the f32
+  // query's: near-ties ordered two ways capped recall near 0.98 at every depth, and at
+  // 1M × 768 sent the 5 % and 20 % bands exact (a 5 % filter in 18 ms instead of 5.5).
+  const top = exactTopK(mirror, query, Uint32Array.from(rids).sort(), K).slice(0, K);
+  return top.filter((c) => truth.has(c.rid)).length / Math.min(K, truth.size || K);
+}
+
+/**
+ * Mean recall@K of planUnfiltered's search, reported by `explain` (explain.ts); undefined where
+ * that search is exact, or past MAX_MATCHES rows, whose truths (every live row scored per probe)
+ * would cost more than all the bands'. Up to there it adds about one band's scan of every row.
+ */
+async function unfilteredRecall(target: CalibrationTarget, queries: Float32Array[], live: Uint32Array, pause: () => Promise<void>, closed: () => boolean): Promise<number | undefined> {
+  if (live.length > MAX_MATCHES || queries.length === 0) return undefined;
+  const input = { k: K, liveRows: live.length, dims: target.spec.dimensions, indexReady: true, expansionSearch: target.index.params.expansionSearch, calibration: null };
+  const plan = planUnfiltered(input);
+  if (plan.path !== "hnsw") return undefined;
+  let recall = 0;
+  for (const query of queries) {
+    if (closed()) return undefined;
+    recall += searchRecall(target, query, plan, null, await exactTruth(target.mirror, query, live, pause));
+    await pause();
+  }
+  return recall / queries.length;
 }
 
 /**

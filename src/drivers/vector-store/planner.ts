@@ -198,6 +198,8 @@ export interface Calibration {
   liveRows: number;
   /** Highest selectivity first. */
   bands: Band[];
+  /** Mean recall@k of planUnfiltered's HNSW search; absent when not measured (too many rows to score exactly). */
+  unfiltered?: number;
 }
 
 export interface Band {
@@ -280,8 +282,19 @@ export function planUnfiltered(input: PlanInput): ExactPlan | HnswPlan {
  */
 export function planFiltered(input: PlanInput, pred: Predicate<number>, mirror: Mirror, known: number | null = null, blocks = false): Plan {
   if (!input.indexReady) return { path: "exact" };
+  return planSelective(input, filteredSelectivity(input, pred, mirror, known), known, blocks);
+}
+
+/** The share of live rows a filter matches, as planFiltered routes by it: known, or sampled (closer near the cap). */
+export function filteredSelectivity(input: PlanInput, pred: Predicate<number>, mirror: Mirror, known: number | null): number {
+  if (known !== null) return known / Math.max(1, input.liveRows);
+  return estimateSelectivity(pred, mirror, exactCap(input.k, input.liveRows, input.capScale, input.dims));
+}
+
+/** planFiltered with the selectivity already estimated (search.ts keeps it for explain). */
+export function planSelective(input: PlanInput, selectivity: number, known: number | null, blocks: boolean): Plan {
+  if (!input.indexReady) return { path: "exact" };
   const cap = exactCap(input.k, input.liveRows, input.capScale, input.dims);
-  const selectivity = known !== null ? known / Math.max(1, input.liveRows) : estimateSelectivity(pred, mirror, cap);
   const route = routeFiltered(selectivity, input.liveRows, cap);
   if (route.path === "hnsw" && known !== null && blocks) {
     const hnsw = planCalibrated(input, selectivity);

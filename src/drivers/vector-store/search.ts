@@ -9,12 +9,13 @@ import type { Client } from "@libsql/client";
 import { comparePk } from "../../shared/pk-order.ts";
 import { VectorStoreError } from "./errors.ts";
 import { blocksTopK, type Candidate, cutWithTies, exactTopK, rescore, runTopK, SCAN_MIN_ROWS, scanTopK } from "./exact.ts";
+import { emptyExplain, explainSearch, sqlExplain } from "./explain.ts";
 import { compilePredicate, compileSql, type FilterNode, metadataColumnName, type Predicate } from "./filters/index.ts";
 import type { HnswIndex } from "./hnsw.ts";
 import { type Mirror, normalizeInPlace } from "./mirror.ts";
-import { type Calibration, type HnswPlan, knownMatches, type Plan, type PlanInput, planFiltered, planUnfiltered, valuesOf } from "./planner.ts";
+import { type Calibration, filteredSelectivity, type HnswPlan, knownMatches, type Plan, type PlanInput, planSelective, planUnfiltered, valuesOf } from "./planner.ts";
 import { quantizeQuery } from "./quantize.ts";
-import { matchingRids, readTexts } from "./reads.ts";
+import { countMatching, matchingRids, readTexts } from "./reads.ts";
 import { refine, refineRows } from "./refine.ts";
 import { codesFrom, intervalOf, type RangeBlock, runOf } from "./range-blocks.ts";
 import { type GenerationRef, readMetadataValue } from "./rows.ts";
@@ -41,6 +42,8 @@ export function queryVector(req: SearchRequest, dims: number): Float32Array {
 interface Found {
   candidates: Candidate[];
   path: SearchPath;
+  /** Rows scored or handed back by the steps taken (SearchExplain.candidatesExamined): a count, kept whether asked or not. */
+  examined: number;
 }
 
 /**
@@ -69,7 +72,7 @@ export async function searchGeneration(client: Client, gen: SearchTarget, req: S
   const query = queryVector(req, gen.spec.dimensions);
   if (gen.status === "loading") return searchSql(client, gen, query, req, node);
   const mirror = gen.mirror;
-  if (mirror.liveCount === 0 || req.k <= 0) return { hits: [], path: "empty" };
+  if (mirror.liveCount === 0 || req.k <= 0) return req.explain ? { hits: [], path: "empty", explain: emptyExplain() } : { hits: [], path: "empty" };
   const input: PlanInput = {
     k: req.k,
     liveRows: mirror.liveCount,
@@ -83,7 +86,10 @@ export async function searchGeneration(client: Client, gen: SearchTarget, req: S
   // Exact match counts, and whether the exact path would scan them from contiguous codes.
   const known = !filter ? null : filter.run ? filter.run.to - filter.run.from : knownMatches(filter.node, mirror);
   const scannable = known !== null && (filter?.run !== null || mirror.blocks.keywordFits(known));
-  const plan = filter ? planFiltered(input, filter.pred, mirror, known, scannable) : planUnfiltered(input);
+  // The filter's estimated share of the rows; a rebuilding index plans exact without one, so it is
+  // sampled then only for explain (1 stands unused otherwise).
+  const selectivity = filter && (input.indexReady || req.explain) ? filteredSelectivity(input, filter.pred, mirror, known) : 1;
+  const plan = filter ? planSelective(input, selectivity, known, scannable) : planUnfiltered(input);
   // A compact mirror's paths keep more than k: their order is the codes', refine() makes it exact.
   const keep = mirror.hasFloats ? req.k : refineRows(req.k);
   const found = await run(client, gen, query, req, plan, filter, keep);
@@ -92,7 +98,9 @@ export async function searchGeneration(client: Client, gen: SearchTarget, req: S
   // Writes may land during refine's read: keep only rows still live and still matching.
   const chosen = refined ? refined.candidates.filter((c) => mirror.isLive(c.rid) && (!filter || filter.pred(c.rid))) : found.candidates;
   const candidates = minScore === null ? chosen : chosen.filter((c) => 1 - c.distance >= minScore);
-  return { hits: await finish(client, gen, candidates, req.k, refined?.texts), path: found.path };
+  const hits = await finish(client, gen, candidates, req.k, refined?.texts);
+  if (!req.explain) return { hits, path: found.path };
+  return { hits, path: found.path, explain: explainSearch(input, filter ? selectivity : null, plan, found.path, found.examined) };
 }
 
 /**
@@ -107,12 +115,17 @@ async function run(client: Client, gen: SearchTarget, query: Float32Array, req: 
     // a rebuild started meanwhile: that index is partial, so the exact path answers instead.
     if (gen.status !== "ready") return run(client, gen, query, req, { path: "exact" }, filter, keep);
     const found = hnswCandidates(gen.hnsw, mirror, query, plan, pred, req.minScore ?? null);
-    if (!found.complete && plan.exactIfShort) return run(client, gen, query, req, { path: "exact" }, filter, keep);
+    if (!found.complete && plan.exactIfShort) return examinedToo(found.returned, await run(client, gen, query, req, { path: "exact" }, filter, keep));
     const rids = withStrays(gen.hnsw, mirror, query, found.rids.slice(0, plan.rescore), pred, Math.max(plan.rescore, keep));
-    return { candidates: cutWithTies(rescore(mirror, query, rids), keep), path: "hnsw" };
+    return { candidates: cutWithTies(rescore(mirror, query, rids), keep), path: "hnsw", examined: found.returned + gen.hnsw.strays.size };
   }
-  if (!filter) return { candidates: exactTopK(mirror, query, mirror.liveRids(), keep), path: "exact-memory" };
+  if (!filter) {
+    const live = mirror.liveRids();
+    return { candidates: exactTopK(mirror, query, live, keep), path: "exact-memory", examined: live.length };
+  }
   const limit = plan.path === "exact-bounded" ? plan.limit : Infinity;
+  // Rows scored so far: a step whose answer is not taken still did its work (Found.examined).
+  let scored = 0;
   // A numeric range whose block still holds the rows as they are: its run, scanned in place.
   const span = filter.run && mirror.blocks.isCurrent(filter.run.block) ? filter.run : null;
   if (span && span.to - span.from <= limit) {
@@ -120,18 +133,20 @@ async function run(client: Client, gen: SearchTarget, query: Float32Array, req: 
     const rids = block.rids.subarray(from, to);
     // A few rows are scored in f32 outright, as nearestOf does.
     const chosen = rids.length > SCAN_MIN_ROWS ? runTopK(mirror, query, rids, (at) => codesFrom(block, mirror.dims, from + at, to), keep) : exactTopK(mirror, query, rids, keep);
-    if (chosen.every((c) => filter.pred(c.rid))) return { candidates: chosen, path: "exact-memory" };
+    scored += rids.length;
+    if (chosen.every((c) => filter.pred(c.rid))) return { candidates: chosen, path: "exact-memory", examined: scored };
   }
   const one = valuesOf(filter.node);
   // A keyword `=` / `in` reads its rows from the mirror (postings.ts): no SQL, no await; enough
   // of them are scanned from contiguous copies of their codes (keyword-blocks.ts).
   const inMemory = one ? mirror.keywordRids(one.column, one.values) : null;
   const matching = inMemory ? { count: inMemory.length, rids: inMemory } : await matchingRids(client, gen, compileSql(filter.node, gen.spec.metadata), limit);
-  if (plan.path === "exact-bounded" && matching.count > limit) return run(client, gen, query, req, plan.beyond, filter, keep);
+  if (plan.path === "exact-bounded" && matching.count > limit) return examinedToo(scored, await run(client, gen, query, req, plan.beyond, filter, keep));
   const blocks = one && inMemory ? mirror.blocks.keyword(one.column, one.values) : null;
   if (blocks) {
     const chosen = blocksTopK(mirror, query, blocks, keep);
-    if (chosen.every((c) => filter.pred(c.rid))) return { candidates: chosen, path: "exact-memory" };
+    for (const block of blocks) scored += block.rids.length;
+    if (chosen.every((c) => filter.pred(c.rid))) return { candidates: chosen, path: "exact-memory", examined: scored };
   }
   // Writes may land during the await (and SQL may see a commit the mirror has yet to apply): only
   // rids still live and still matching in the mirror count. The predicate is checked on the
@@ -139,8 +154,16 @@ async function run(client: Client, gen: SearchTarget, query: Float32Array, req: 
   // all pass, dropping failing rows below the cut would not change it. Else, all rows are checked.
   const live = inMemory ?? matching.rids.filter((rid) => mirror.isLive(rid)).sort();
   const chosen = nearestOf(mirror, query, live, keep);
-  if (chosen.every((c) => filter.pred(c.rid))) return { candidates: chosen, path: "exact-memory" };
-  return { candidates: nearestOf(mirror, query, live.filter((rid) => filter.pred(rid)), keep), path: "exact-memory" };
+  scored += live.length;
+  if (chosen.every((c) => filter.pred(c.rid))) return { candidates: chosen, path: "exact-memory", examined: scored };
+  const passing = live.filter((rid) => filter.pred(rid));
+  return { candidates: nearestOf(mirror, query, passing, keep), path: "exact-memory", examined: scored + passing.length };
+}
+
+/** A later step's answer, counting the rows an earlier step examined before handing over to it. */
+function examinedToo(earlier: number, found: Found): Found {
+  found.examined += earlier;
+  return found;
 }
 
 /** The exact path's scan: the i8 scan with an f32 re-score for many rows, f32 for a few. */
@@ -153,6 +176,8 @@ export interface HnswOutcome {
   rids: number[];
   /** False when the index could not find enough: the plan says whether to fall back to the exact path. */
   complete: boolean;
+  /** Results the index handed back, every widening pass counted (SearchExplain.candidatesExamined). */
+  returned: number;
 }
 
 /**
@@ -166,15 +191,17 @@ export function hnswCandidates(index: HnswIndex, mirror: Mirror, query: Float32A
   // against 0.993 with the codes, at the same depth on the same store.
   const asked = mirror.indexGetsCodes ? quantizeQuery(query) : query;
   let kq = plan.firstKq;
+  let returned = 0;
   for (;;) {
     kq = Math.min(kq, index.size);
     const found = index.search(asked, kq, (rid, version) => mirror.isCurrent(rid, version));
+    returned += found.rids.length;
     const rids = pred ? found.rids.filter((rid) => pred(rid)) : found.rids;
-    if (rids.length >= plan.want || found.exhausted || kq >= index.size) return { rids, complete: true };
+    if (rids.length >= plan.want || found.exhausted || kq >= index.size) return { rids, complete: true, returned };
     const farthest = found.distances[found.distances.length - 1];
     // f16/i8 distances are approximate: keep a margin before concluding nothing further can qualify
-    if (minScore !== null && farthest !== undefined && 1 - farthest < minScore - 0.02) return { rids, complete: true };
-    if (kq >= plan.maxKq) return { rids, complete: false };
+    if (minScore !== null && farthest !== undefined && 1 - farthest < minScore - 0.02) return { rids, complete: true, returned };
+    if (kq >= plan.maxKq) return { rids, complete: false, returned };
     kq *= 2;
   }
 }
@@ -254,5 +281,7 @@ export async function searchSql(client: Client, gen: GenerationRef, query: Float
     return { pk: String(r.pk), score: 1 - Number(r.dist), metadata, text: String(r.text) };
   });
   const cut = cutWithTies(hits.map((h, i) => ({ rid: i, distance: 1 - h.score })), req.k).map((c) => hits[c.rid]!);
-  return { hits: orderHits(cut, req.k, gen.spec.numericPk), path: "exact-sql" };
+  const ordered = orderHits(cut, req.k, gen.spec.numericPk);
+  if (!req.explain) return { hits: ordered, path: "exact-sql" };
+  return { hits: ordered, path: "exact-sql", explain: sqlExplain(await countMatching(client, gen, compileSql(node, gen.spec.metadata))) };
 }

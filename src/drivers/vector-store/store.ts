@@ -206,7 +206,8 @@ export class VectorStore {
         if (!held) throw new VectorStoreError("closed", `the pin on ${name} was released`);
         const node = parseFilter(req.filter, gen.spec.metadata);
         const result = await searchGeneration(this.client, gen, req, node, this.tuning.exactCapScale);
-        if (node && this.tuning.autoCalibrate) gen.calibrateIfStale();
+        // An explained search reports the measured recall (explain.ts), so it starts the measurement too.
+        if ((node || req.explain) && this.tuning.autoCalibrate) gen.calibrateIfStale();
         return result;
       },
       release: () => {

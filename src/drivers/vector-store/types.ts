@@ -78,6 +78,8 @@ export interface SearchRequest {
   filter?: unknown;
   /** Keep results with similarity ≥ this (cosine similarity, 1 − cosine distance). */
   minScore?: number | null;
+  /** Report what the search did (SearchResult.explain); without it nothing is gathered. */
+  explain?: boolean;
 }
 
 export interface SearchHit {
@@ -93,6 +95,21 @@ export type SearchPath = "empty" | "exact-memory" | "exact-sql" | "hnsw";
 export interface SearchResult {
   hits: SearchHit[];
   path: SearchPath;
+  /** Present when SearchRequest.explain asked for it. */
+  explain?: SearchExplain;
+}
+
+/** What one search did, as the query's `explain` reports it (docs/vector-tables.md#explain). */
+export interface SearchExplain {
+  /** The planner's estimate of the live rows passing the filter (exact when counted); every live row without one. */
+  estimatedMatches: number;
+  /**
+   * Rows scored or handed back by every step the search took: the exact path's rows scored; the
+   * HNSW path's candidates returned by the index (each widening pass counted) plus its strays.
+   */
+  candidatesExamined: number;
+  /** Mean recall@10 calibration.ts measured for the HNSW plan taken; 1 on the exact path; null when not measured. */
+  expectedRecall: number | null;
 }
 
 /**

@@ -76,6 +76,9 @@ describe("happy", () => {
     const a = await expectExact({ query: Q }, {});
     expect(a.results).toHaveLength(10);
     expect(Object.keys(a.results[0]).sort()).toEqual(["embedded_text", "id", "metadata", "similarity_score"]);
+    // No pass recorded (the collection was seeded): synced_through is there, and null.
+    expect(Object.keys(a).sort()).toEqual(["model", "query", "results", "synced_through", "total_results"]);
+    expect(a.synced_through).toBeNull();
   });
 
   test("ties in score are broken by primary key numerically (3, 20, 100)", async () => {

@@ -45,7 +45,7 @@ describe("happy", () => {
     fake.requests.length = 0;
     const res = await ask(t.id);
     expect(res.status).toBe(200);
-    expect(await json(res)).toEqual({ results: [], query: "vector search", model: "text-embedding-3-small", total_results: 0 });
+    expect(await json(res)).toEqual({ results: [], query: "vector search", model: "text-embedding-3-small", total_results: 0, synced_through: null });
     expect(fake.requests.map((r) => r.decoded && { model: r.decoded.model, texts: r.decoded.texts, dims: r.decoded.dims })).toEqual([{ model: "text-embedding-3-small", texts: ["vector search"], dims: 32 }]);
   });
 
@@ -116,8 +116,12 @@ describe("errors", () => {
     const pending = await ask(t.id);
     expect([pending.status, (await json(pending)).error.code]).toEqual([409, "vector_table_not_ready"]);
     await setTableState(app, t.id, { syncStatus: "synced" });
-    const empty = await ask(t.id);
-    expect([empty.status, (await json(empty)).total_results]).toEqual([200, 0]);
+    const empty = await ask(t.id, { query: "vector search", explain: true });
+    const answered = await json(empty);
+    expect([empty.status, answered.total_results]).toEqual([200, 0]);
+    // The platform's own planner answered: its estimates and recall are not vecsync's to report.
+    expect(answered.explain).toMatchObject({ path: "platform", estimated_matches: null, candidates_examined: null, expected_recall: null });
+    expect([answered.explain.embedding_ms >= 0, answered.explain.search_ms >= 0]).toEqual([true, true]);
     await pg.sql.unsafe(`DROP TABLE ${t.platform_vector_ref}`);
     const gone = await ask(t.id);
     const body = await json(gone);
