@@ -151,5 +151,44 @@ export async function checkServed(api: Api, sql: postgres.Sql, tableId: string):
       }
     }
   });
-  return { rowsChecked, queries: groups.size, findings };
+  const keyword = await checkKeyword(api, tableId, byId, groups);
+  findings.push(...keyword.findings);
+  return { rowsChecked, queries: groups.size + keyword.queries, findings };
+}
+
+/** Rows checked in keyword mode: every one whose id is a multiple of this (about 1 in 17). */
+const KEYWORD_SAMPLE = 17;
+
+const wordsOf = (text: string): string[] => [...new Set(text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])];
+
+/**
+ * The keyword index after a restart (docs/vector-tables.md#query-modes): sampled rows with a
+ * unique text are each queried in `keyword` mode by the rarest word of their text, and must be
+ * among the answers with a keyword score (every row holding that word fits in the limit of 100);
+ * every row served must hold the word and be the source's current row. `keyword_unfindable`,
+ * `keyword_mismatch`, or the findings of the cosine checks above.
+ */
+async function checkKeyword(api: Api, tableId: string, byId: Map<string, { text: string | null }>, groups: Map<string, string[]>): Promise<{ queries: number; findings: Finding[] }> {
+  const findings: Finding[] = [];
+  const holders = new Map<string, number>();
+  for (const { text } of byId.values()) for (const w of text === null ? [] : wordsOf(text)) holders.set(w, (holders.get(w) ?? 0) + 1);
+  const sampled = [...groups].filter(([, ids]) => ids.length === 1 && Number(ids[0]) % KEYWORD_SAMPLE === 0);
+  let queries = 0;
+  await pool(sampled, CONCURRENCY, async ([text, [id]]) => {
+    const word = wordsOf(text).sort((a, b) => holders.get(a)! - holders.get(b)!)[0];
+    if (word === undefined || holders.get(word)! > 90) return;
+    queries++;
+    const answer = await api.call("POST", `/v1/vector-tables/${tableId}/query`, { query: word, mode: "keyword", limit: 100 }).catch((e) => ({ status: 0, body: String(e) }));
+    if (answer.status !== 200) return void findings.push({ kind: "query_failed", detail: `keyword ${JSON.stringify(word)} → ${answer.status} ${JSON.stringify(answer.body).slice(0, 200)}` });
+    const hits = answer.body.results as (Hit & { keyword_score: number | null })[];
+    const hit = hits.find((h) => h.id === id);
+    if (!hit || hit.keyword_score === null) findings.push({ kind: "keyword_unfindable", detail: `id ${id} by the word ${JSON.stringify(word)} of ${JSON.stringify(text)}: ${hit ? "no keyword score" : `not among ${hits.length} results`}` });
+    for (const h of hits) {
+      const src = byId.get(h.id);
+      if (!src || src.text === null || h.embedded_text !== src.text || !wordsOf(h.embedded_text).includes(word)) {
+        findings.push({ kind: "keyword_mismatch", detail: `id ${h.id} served for the word ${JSON.stringify(word)} as ${JSON.stringify(h.embedded_text)}, source ${JSON.stringify(src?.text ?? null)}` });
+      }
+    }
+  });
+  return { queries, findings };
 }

@@ -925,6 +925,8 @@ export type AppRouter = TRPCBuiltRouter<{ ctx: object; meta: object; errorShape:
         min_synced_through?: string;
         wait_ms?: number;
         explain?: boolean;
+        mode?: "keyword" | "vector" | "hybrid";
+        vector_weight?: number;
       },
       {
         results: {
@@ -934,13 +936,15 @@ export type AppRouter = TRPCBuiltRouter<{ ctx: object; meta: object; errorShape:
             [key: string]: null | string | number | boolean;
           };
           embedded_text: string;
+          keyword_score?: null | number;
+          rank_score?: number;
         }[];
         query: string;
         model: string;
         total_results: number;
         synced_through: null | string;
         explain?: {
-          path: "platform" | "keyword" | "hnsw" | "exact" | "hybrid";
+          path: "platform" | "keyword" | "hybrid" | "hnsw" | "exact";
           estimated_matches: null | number;
           candidates_examined: null | number;
           expected_recall: null | number;

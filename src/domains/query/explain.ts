@@ -20,8 +20,8 @@ export function queryExplain(mode: "managed" | "platform", found: Searched, embe
   if (mode === "platform") return { path: "platform", estimated_matches: null, candidates_examined: null, expected_recall: null, ...times };
   const figures = found.explain;
   return {
-    // The managed store's paths: `hnsw`, or an exact one (`exact-memory`, `exact-sql` while a collection loads, `empty`).
-    path: found.path === "hnsw" ? "hnsw" : "exact",
+    // The managed store's paths: `hnsw`, `keyword`, `hybrid`, or an exact one (`exact-memory`, `exact-sql` while a collection loads, `empty`).
+    path: found.path === "hnsw" || found.path === "keyword" || found.path === "hybrid" ? found.path : "exact",
     estimated_matches: figures?.estimatedMatches ?? null,
     candidates_examined: figures?.candidatesExamined ?? null,
     expected_recall: figures?.expectedRecall ?? null,

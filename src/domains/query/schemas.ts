@@ -42,6 +42,10 @@ const queryFields = {
   "wait_ms?": `0 <= number.integer <= ${MAX_WAIT_MS}`,
   /** Answer with `explain`: the path taken and its figures (docs/vector-tables.md#explain). */
   "explain?": "boolean",
+  /** How to rank (docs/vector-tables.md#query-modes); given, results gain `keyword_score` and `rank_score`. */
+  "mode?": "'vector' | 'keyword' | 'hybrid'",
+  /** `hybrid` only: the vector ranking's weight in the fusion. */
+  "vector_weight?": "0 <= number <= 1",
 } as const;
 
 /** POST /v1/vector-tables/{id}/query (docs/vector-tables.md#query). */
@@ -71,7 +75,16 @@ export type QueryExplain = typeof QueryExplain.infer;
 
 /** docs/vector-tables.md#query. */
 export const QueryResult = type({
-  results: type({ id: "string", similarity_score: "number", metadata: type({ "[string]": MetadataValue }), embedded_text: "string" }).array(),
+  results: type({
+    id: "string",
+    similarity_score: "number",
+    /** With `mode`: the row's BM25 score for the query's words, null when none matched. */
+    "keyword_score?": "number | null",
+    /** With `mode`: the score the results are ordered by. */
+    "rank_score?": "number",
+    metadata: type({ "[string]": MetadataValue }),
+    embedded_text: "string",
+  }).array(),
   query: "string",
   model: "string",
   total_results: "number.integer",

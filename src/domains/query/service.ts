@@ -4,7 +4,7 @@
 import type { Services } from "../../services.ts";
 import type { KeyActor } from "../../shared/actor.ts";
 import { AppError, DriverError, validationError } from "../../shared/errors.ts";
-import { FilterError, parseFilter, VectorStoreError, type GenerationSpec, type SearchHit } from "../../drivers/vector-store/index.ts";
+import { FilterError, parseFilter, VectorStoreError, type GenerationSpec, type SearchHit, type SearchRequest } from "../../drivers/vector-store/index.ts";
 import { embedOrFail, providerForEmbedding } from "../embedding-providers/embedding.ts";
 import { vectorTableOf } from "../vector-tables/service.ts";
 import { hasStorage } from "../vector-tables/state.ts";
@@ -78,7 +78,29 @@ async function embedQuery(services: Services, row: VectorTableRow, spec: Generat
   }
 }
 
-const present = (hit: SearchHit) => ({ id: hit.pk, similarity_score: hit.score, metadata: hit.metadata, embedded_text: hit.text });
+/**
+ * A hit as the API answers it. With a `mode`, every result has `keyword_score` and `rank_score`;
+ * a platform table (vector mode only, no keyword index) answers null and the cosine for them.
+ */
+function present(hit: SearchHit, withMode: boolean) {
+  const base = { id: hit.pk, similarity_score: hit.score };
+  const rest = { metadata: hit.metadata, embedded_text: hit.text };
+  if (!withMode) return { ...base, ...rest };
+  return { ...base, keyword_score: hit.keywordScore ?? null, rank_score: hit.rankScore ?? hit.score, ...rest };
+}
+
+/**
+ * `mode` and `vector_weight` checked before any wait or embedding: platform tables rank by
+ * cosine only for now (docs/vector-tables.md#query-modes), and a weight is the fusion's alone.
+ */
+function checkMode(row: VectorTableRow, input: QueryRequest): void {
+  if (input.vector_weight !== undefined && input.mode !== "hybrid") {
+    throw validationError([{ path: "vector_weight", message: "vector_weight applies to mode hybrid only" }]);
+  }
+  if (row.mode === "platform" && (input.mode === "keyword" || input.mode === "hybrid")) {
+    throw validationError([{ path: "mode", message: `mode ${input.mode} is not supported by platform-mode storage; use mode vector` }]);
+  }
+}
 
 /**
  * POST /v1/vector-tables/{id}/query: any key permission (docs/api.md#permissions). `X-Environment-Id`, when
@@ -88,6 +110,7 @@ export async function queryVectorTable(services: Services, actor: KeyActor, id: 
   const found = await vectorTableOf(services, actor.orgId, id);
   const environmentId = environmentHeader?.trim();
   if (environmentId && environmentId !== found.environmentId) throw new AppError("not_found", "Vector table not found in that environment");
+  checkMode(found, input);
   if (!hasStorage(found)) {
     throw new AppError("vector_table_not_ready", "Platform-mode storage on this connection's provider is not available in this version, so this vector table holds no vectors to query");
   }
@@ -101,7 +124,7 @@ export async function queryVectorTable(services: Services, actor: KeyActor, id: 
     const { hits, model, path, explain } = await searchPinned(services, row, store, input);
     // Answered queries only: a refused or failed one shows in the HTTP histogram by its status.
     services.metrics.query(store.mode === "platform" ? `platform-${path}` : path, (performance.now() - startedMs) / 1000);
-    const results = hits.map(present);
+    const results = hits.map((hit) => present(hit, input.mode !== undefined));
     return { results, query: input.query, model, total_results: results.length, synced_through: syncedThrough, ...(explain && { explain }) };
   } catch (err) {
     if (err instanceof VectorStoreError && err.code === "collection_not_found" && row.mode === "platform") {
@@ -125,7 +148,7 @@ async function searchPinned(services: Services, row: VectorTableRow, store: Tabl
     const pinned = await store.pin();
     try {
       checkFilter(pinned.spec, input.filters);
-      const request = { k: input.limit ?? DEFAULT_QUERY_LIMIT, filter: input.filters ?? undefined, minScore: input.min_similarity_score ?? null, explain: input.explain === true };
+      const request = { k: input.limit ?? DEFAULT_QUERY_LIMIT, filter: input.filters ?? undefined, minScore: input.min_similarity_score ?? null, explain: input.explain === true, ...modeOf(store, input) };
       if (row.embeddingProviderId === null) {
         // A built-in model (docs/vector-tables.md#built-in-models): the warehouse embeds the text
         // with the pinned generation's model in the statement that searches it; no provider call.
@@ -151,4 +174,10 @@ async function searchPinned(services: Services, row: VectorTableRow, store: Tabl
       pinned.release();
     }
   }
+}
+
+/** The store's ranking fields; a platform store (vector mode at most: checkMode) is not asked for them. */
+function modeOf(store: TableStore, input: QueryRequest): Pick<SearchRequest, "mode" | "text" | "vectorWeight"> {
+  if (input.mode === undefined || store.mode === "platform") return {};
+  return { mode: input.mode, text: input.query, ...(input.vector_weight === undefined ? {} : { vectorWeight: input.vector_weight }) };
 }

@@ -6,6 +6,7 @@
 import type { Client } from "@libsql/client";
 import { VectorStoreError } from "./errors.ts";
 import type { Generation, StoreLog } from "./generation.ts";
+import { ensureKeywordIndex } from "./keyword-index.ts";
 import * as registry from "./registry.ts";
 import { assertCollectionName } from "./schema.ts";
 import type { GenerationSpec, WriteTarget } from "./types.ts";
@@ -40,6 +41,10 @@ export class Collections {
         await registry.deleteGeneration(this.client, rec.collection, rec.generation);
         this.newGeneration(rec.collection, rec.generation, rec.spec).removeFiles();
         continue;
+      }
+      // Generations from before the keyword index get theirs built from their texts (keyword-index.ts).
+      if (await ensureKeywordIndex(this.client, rec.collection, rec.generation)) {
+        this.log("vector_store.keyword_index_built", { collection: rec.collection, generation: rec.generation });
       }
       const gen = this.newGeneration(rec.collection, rec.generation, rec.spec);
       const coll = this.byName.get(rec.collection) ?? { live: gen, building: new Map() };

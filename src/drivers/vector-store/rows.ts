@@ -4,6 +4,7 @@
 import type { Client, InStatement, InValue } from "@libsql/client";
 import { VectorStoreError } from "./errors.ts";
 import { metadataColumnName } from "./filters/index.ts";
+import { indexStatement, unindexStatement } from "./keyword-index.ts";
 import { generationTables } from "./schema.ts";
 import type { GenerationSpec, Metadata, MetadataUpdate, MetadataValue, UpsertRow } from "./types.ts";
 
@@ -119,11 +120,16 @@ export function upsertStatements(ref: GenerationRef, rows: UpsertRow[]): InState
             ON CONFLICT (pk) DO UPDATE SET ${updates}`,
       args: [...rowArgs, ref.collection, BigInt(ref.generation)],
     });
+    // The keyword index follows `docs` in this transaction: old texts out before, new ones in after (keyword-index.ts).
+    const chunkRids = `SELECT r.rid FROM ${t.rows} r WHERE r.pk IN (SELECT value FROM json_each(?))`;
+    const chunkPks = JSON.stringify(chunk.map((b) => b.row.pk));
+    statements.push(unindexStatement(t, chunkRids, [chunkPks]));
     statements.push({
       sql: `INSERT OR REPLACE INTO ${t.docs} (rid, text, vec)
             SELECT r.rid, v.column2, v.column3 FROM (VALUES ${chunk.map(() => "(?, ?, ?)").join(", ")}) AS v JOIN ${t.rows} AS r ON r.pk = v.column1`,
       args: docArgs,
     });
+    statements.push(indexStatement(t, chunkRids, [chunkPks]));
   }
   statements.push({
     sql: `SELECT rid, pk FROM ${t.rows} WHERE pk IN (SELECT value FROM json_each(?))`,
@@ -150,6 +156,7 @@ export function deleteStatements(ref: GenerationRef, pks: string[]): InStatement
       sql: `INSERT OR REPLACE INTO ${t.gone} (rid, seq) SELECT rid, ${seqExpr()} FROM ${t.rows} WHERE ${match}`,
       args: [ref.collection, BigInt(ref.generation), list],
     },
+    unindexStatement(t, `SELECT rid FROM ${t.rows} WHERE ${match}`, [list]),
     { sql: `DELETE FROM ${t.docs} WHERE rid IN (SELECT rid FROM ${t.rows} WHERE ${match})`, args: [list] },
     { sql: `DELETE FROM ${t.rows} WHERE ${match} RETURNING rid`, args: [list] },
     readSeq(ref),

@@ -1,8 +1,9 @@
-// The store's own SQL: a small registry of collections and generations, and three tables per
-// generation. Collections appear at run time, so this is plain SQL, not drizzle migrations.
+// The store's own SQL: a small registry of collections and generations, and three tables (plus
+// the keyword index, keyword-index.ts) per generation. Collections appear at run time, so this is plain SQL, not drizzle migrations.
 // Every identifier is quoted; collection names are also restricted to [a-z0-9_] (docs/vector-tables.md#vector-tables).
 import { VectorStoreError } from "./errors.ts";
 import { metadataColumnName } from "./filters/index.ts";
+import { keywordIndexDdl } from "./keyword-index.ts";
 import type { GenerationSpec, MetadataType } from "./types.ts";
 
 const NAME_PATTERN = /^[a-z0-9_]{1,160}$/;
@@ -24,11 +25,13 @@ export interface GenerationTables {
   docs: string;
   /** Tombstones (rid, seq) so a replay after a checkpoint knows what was deleted. */
   gone: string;
+  /** The FTS5 keyword index over `docs.text`, rowid = rid (keyword-index.ts). */
+  words: string;
 }
 
 export function generationTables(collection: string, generation: number): GenerationTables {
   const base = `vs_${collection}__g${generation}`;
-  return { rows: quoteIdent(`${base}__rows`), docs: quoteIdent(`${base}__docs`), gone: quoteIdent(`${base}__gone`) };
+  return { rows: quoteIdent(`${base}__rows`), docs: quoteIdent(`${base}__docs`), gone: quoteIdent(`${base}__gone`), words: quoteIdent(`${base}__words`) };
 }
 
 export const REGISTRY_DDL = [
@@ -83,10 +86,11 @@ export function createGenerationDdl(collection: string, generation: number, spec
     ...spec.metadata.map((_, i) => `CREATE INDEX ${quoteIdent(`${base}__rows_m${i}`)} ON ${t.rows} (${metadataColumnName(i)})`),
     `CREATE TABLE ${t.docs} (rid INTEGER PRIMARY KEY, text TEXT NOT NULL, vec BLOB NOT NULL)`,
     `CREATE TABLE ${t.gone} (rid INTEGER PRIMARY KEY, seq INTEGER NOT NULL)`,
+    keywordIndexDdl(t),
   ];
 }
 
 export function dropGenerationDdl(collection: string, generation: number): string[] {
   const t = generationTables(collection, generation);
-  return [`DROP TABLE IF EXISTS ${t.rows}`, `DROP TABLE IF EXISTS ${t.docs}`, `DROP TABLE IF EXISTS ${t.gone}`];
+  return [`DROP TABLE IF EXISTS ${t.words}`, `DROP TABLE IF EXISTS ${t.rows}`, `DROP TABLE IF EXISTS ${t.docs}`, `DROP TABLE IF EXISTS ${t.gone}`];
 }

@@ -11,6 +11,7 @@ import { Generation, type StoreLog } from "./generation.ts";
 import type { Calibration } from "./planner.ts";
 import { countMatching, readDocs, readHashes } from "./reads.ts";
 import { deleteStatements, runWrite, updateMetadataStatements, upsertStatements } from "./rows.ts";
+import { searchWithMode } from "./query-modes.ts";
 import { searchGeneration } from "./search.ts";
 import { collectStats } from "./stats.ts";
 import type { CollectionStats, CollectionStatus, GenerationSpec, IndexParams, MetadataUpdate, Metadata, MetadataValue, PinnedGeneration, RowHashes, SearchRequest, SearchResult, StoredDoc, UpsertRow, WriteTarget } from "./types.ts";
@@ -145,7 +146,7 @@ export class VectorStore {
     await gen.checkpoints.withinReplayBound();
     const deleted = await gen.lock.run(async () => {
       const { seq, results } = await runWrite(this.client, deleteStatements(gen, pks));
-      const rids = results[3]!.rows.map((r) => Number(r.rid));
+      const rids = results[results.length - 2]!.rows.map((r) => Number(r.rid)); // the DELETE … RETURNING, before the sequence read
       gen.applyDelete(rids);
       await gen.committed(this.client, seq);
       return rids.length;
@@ -205,7 +206,7 @@ export class VectorStore {
       search: async (req) => {
         if (!held) throw new VectorStoreError("closed", `the pin on ${name} was released`);
         const node = parseFilter(req.filter, gen.spec.metadata);
-        const result = await searchGeneration(this.client, gen, req, node, this.tuning.exactCapScale);
+        const result = req.mode === undefined ? await searchGeneration(this.client, gen, req, node, this.tuning.exactCapScale) : await searchWithMode(this.client, gen, req, node, this.tuning.exactCapScale);
         // An explained search reports the measured recall (explain.ts), so it starts the measurement too.
         if ((node || req.explain) && this.tuning.autoCalibrate) gen.calibrateIfStale();
         return result;

@@ -80,17 +80,32 @@ export interface SearchRequest {
   minScore?: number | null;
   /** Report what the search did (SearchResult.explain); without it nothing is gathered. */
   explain?: boolean;
+  /**
+   * How to rank (docs/vector-tables.md#query-modes): absent, the cosine search as always, hits
+   * without keyword or rank scores; given, every hit carries `keywordScore` and `rankScore`.
+   */
+  mode?: QueryMode;
+  /** The query's words, for `keyword` and `hybrid` (and the keyword scores of a `vector` mode search). */
+  text?: string;
+  /** Hybrid only: the vector ranking's weight in the fusion, 0-1 (keyword-search.ts DEFAULT_VECTOR_WEIGHT). */
+  vectorWeight?: number;
 }
+
+export type QueryMode = "vector" | "keyword" | "hybrid";
 
 export interface SearchHit {
   pk: string;
   score: number;
   metadata: Metadata;
   text: string;
+  /** With a query `mode`: the row's BM25 score for the query's words, null when none matched. */
+  keywordScore?: number | null;
+  /** With a query `mode`: what the hits are ordered by (cosine, BM25, or the fused score). */
+  rankScore?: number;
 }
 
 /** Which path answered a search; exposed for tests, logs and the benchmark. */
-export type SearchPath = "empty" | "exact-memory" | "exact-sql" | "hnsw";
+export type SearchPath = "empty" | "exact-memory" | "exact-sql" | "hnsw" | "keyword" | "hybrid";
 
 export interface SearchResult {
   hits: SearchHit[];

@@ -1,0 +1,72 @@
+// The keyword index of a generation (docs/vector-tables.md#query-modes): an SQLite FTS5 table over
+// the rows' embedded texts, rowid = rid. It is an external-content table reading `docs.text`, so
+// the text is stored once; FTS5 then needs each removed text given back to it ('delete' with the
+// old text), which rows.ts does in the same transaction that changes `docs`, before the change.
+// So the index is exactly the committed `docs`: a restart, a kill -9 or a swap cannot part them.
+//
+// Tokenizer: unicode61 with remove_diacritics 2 (letters and digits of any script, case folded,
+// diacritics removed from every Latin letter: "Café" matches "cafe"). FTS5's bm25() is Okapi BM25
+// with k1 = 1.2, b = 0.75 and returns the score negated (smaller is better), so a keyword score
+// is -bm25(). Its IDF is ln((N − n + 0.5) / (n + 0.5)), floored at 1e-6 for words in half the rows or more.
+import type { Client, InStatement, InValue } from "@libsql/client";
+import { generationTables, type GenerationTables } from "./schema.ts";
+
+export const KEYWORD_TOKENIZER = "unicode61 remove_diacritics 2";
+
+/** Our identifiers are [a-z0-9_] inside double quotes (schema.ts): FTS5 options take the bare name. */
+const bare = (quoted: string) => quoted.slice(1, -1);
+
+export function keywordIndexDdl(t: GenerationTables): string {
+  return `CREATE VIRTUAL TABLE IF NOT EXISTS ${t.words} USING fts5(text, content='${bare(t.docs)}', content_rowid='rid', tokenize='${KEYWORD_TOKENIZER}')`;
+}
+
+/** Takes the current texts of the rows matching `ridsSql` out of the index: run before `docs` changes. */
+export function unindexStatement(t: GenerationTables, ridsSql: string, args: InValue[]): InStatement {
+  return { sql: `INSERT INTO ${t.words} (${t.words}, rowid, text) SELECT 'delete', rid, text FROM ${t.docs} WHERE rid IN (${ridsSql})`, args };
+}
+
+/** Puts the current texts of the rows matching `ridsSql` into the index: run after `docs` changed. */
+export function indexStatement(t: GenerationTables, ridsSql: string, args: InValue[]): InStatement {
+  return { sql: `INSERT INTO ${t.words} (rowid, text) SELECT rid, text FROM ${t.docs} WHERE rid IN (${ridsSql})`, args };
+}
+
+/**
+ * A generation made before the keyword index existed gets it when opened: built from the stored
+ * texts in one transaction with its creation, so a crash leaves either no index (built again at
+ * the next start) or a whole one. Returns whether it had to be built.
+ */
+export async function ensureKeywordIndex(client: Client, collection: string, generation: number): Promise<boolean> {
+  const t = generationTables(collection, generation);
+  const rs = await client.execute({ sql: "SELECT 1 FROM sqlite_master WHERE name = ?", args: [bare(t.words)] });
+  if (rs.rows.length > 0) return false;
+  await client.batch([keywordIndexDdl(t), `INSERT INTO ${t.words} (${t.words}) VALUES ('rebuild')`], "write");
+  return true;
+}
+
+/** Most distinct words of a query sent to MATCH; a query is a search phrase, not a document. */
+export const MAX_QUERY_WORDS = 64;
+
+/** Word characters as unicode61 sees them (letters, digits, private use) plus combining marks it folds away. */
+const WORD = /[\p{L}\p{N}\p{Co}\p{M}]+/gu;
+
+/** A word as the tokenizer will fold it, to send each word once (a repeated word would count twice in BM25). */
+function folded(word: string): string {
+  return word.normalize("NFD").replace(/\p{M}/gu, "").toLowerCase();
+}
+
+/**
+ * The FTS5 MATCH expression for a query text: each distinct word as a quoted string, OR'ed. Only
+ * word characters reach MATCH, inside quotes, so nothing of FTS5's query syntax (NEAR, column
+ * filters, `*`, `^`, AND/NOT) can come from the user. Null when the text has no word: an empty
+ * keyword answer, not an error.
+ */
+export function matchExpression(text: string): string | null {
+  const seen = new Map<string, string>();
+  for (const [word] of text.matchAll(WORD)) {
+    const key = folded(word);
+    if (key.length > 0 && !seen.has(key)) seen.set(key, word);
+    if (seen.size >= MAX_QUERY_WORDS) break;
+  }
+  if (seen.size === 0) return null;
+  return [...seen.values()].map((w) => `"${w}"`).join(" OR ");
+}

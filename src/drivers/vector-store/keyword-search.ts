@@ -1,0 +1,99 @@
+// Keyword search in one generation (docs/vector-tables.md#query-modes): rows matching any of the
+// query's words, by BM25 from the generation's FTS5 index (keyword-index.ts), the filter applied
+// exactly in the same statement (the store's own SQL filter, compileSql, as the loading path uses).
+// Entirely in libSQL, so it answers the same while a generation loads, and whether the mirror is
+// compact or not. Each row's cosine is computed from its stored f32 vector: `similarity_score` is
+// answered in every mode and `min_similarity_score` filters on it.
+import type { Client } from "@libsql/client";
+import { comparePk } from "../../shared/pk-order.ts";
+import { compileSql, type FilterNode, metadataColumnName } from "./filters/index.ts";
+import { type GenerationRef, readMetadataValue } from "./rows.ts";
+import { generationTables } from "./schema.ts";
+import type { Metadata, SearchHit } from "./types.ts";
+
+export interface KeywordHit extends SearchHit {
+  keywordScore: number;
+}
+
+export interface KeywordRanking {
+  /** At most `want`, by BM25 (highest first), ties by primary key. */
+  hits: KeywordHit[];
+  /** Rows read from the index (each passing the filter), as explain's `candidates_examined`. */
+  examined: number;
+}
+
+/** The first page reads the rows wanted and a few more: ties at the cut, rows under `minScore`. */
+const FIRST_PAGE_EXTRA = 16;
+
+/**
+ * The `want` best rows for `match` (keyword-index.ts matchExpression; null: no words, no rows).
+ * `query` is the unit query vector. Pages grow ×4 until `want` rows reach `minScore` and the page
+ * read past the last score kept (so rows tied with it are all seen and ordered by primary key),
+ * or the matches run out: with at least `want` rows qualifying, `want` are answered.
+ */
+export async function keywordRanking(client: Client, gen: GenerationRef, query: Float32Array, match: string | null, want: number, node: FilterNode | null, minScore: number | null): Promise<KeywordRanking> {
+  if (match === null || want <= 0) return { hits: [], examined: 0 };
+  const t = generationTables(gen.collection, gen.generation);
+  const where = compileSql(node, gen.spec.metadata, "r");
+  const metaCols = gen.spec.metadata.map((_, i) => `, r.${metadataColumnName(i)}`).join("");
+  const sql = `SELECT r.rid, r.pk${metaCols}, d.text, d.vec, -bm25(${t.words}) AS kw
+    FROM ${t.words} JOIN ${t.rows} r ON r.rid = ${t.words}.rowid JOIN ${t.docs} d ON d.rid = r.rid
+    WHERE ${t.words} MATCH ? AND ${where.sql} ORDER BY kw DESC, r.rid LIMIT ? OFFSET ?`;
+  const kept: KeywordHit[] = [];
+  let offset = 0;
+  let page = want + FIRST_PAGE_EXTRA;
+  for (;;) {
+    const rs = await client.execute({ sql, args: [match, ...where.args, BigInt(page), BigInt(offset)] });
+    for (const r of rs.rows) {
+      const score = cosine(query, new Float32Array((r.vec as ArrayBuffer).slice(0)));
+      if (minScore !== null && score < minScore) continue;
+      const metadata: Metadata = {};
+      gen.spec.metadata.forEach((c, i) => (metadata[c.name] = readMetadataValue(gen.spec, i, r[metadataColumnName(i)])));
+      kept.push({ pk: String(r.pk), score, metadata, text: String(r.text), keywordScore: Number(r.kw) });
+    }
+    offset += rs.rows.length;
+    const last = rs.rows[rs.rows.length - 1];
+    const edge = kept[want - 1]?.keywordScore;
+    if (rs.rows.length < page || (edge !== undefined && Number(last?.kw) < edge)) break;
+    page *= 4;
+  }
+  const byPk = comparePk(gen.spec.numericPk);
+  kept.sort((a, b) => b.keywordScore - a.keywordScore || byPk(a.pk, b.pk));
+  return { hits: kept.slice(0, want), examined: offset };
+}
+
+/** BM25 scores of the given rows for `match`; rows that match no word are absent. */
+export async function keywordScoresOf(client: Client, gen: GenerationRef, match: string | null, pks: string[]): Promise<Map<string, number>> {
+  if (match === null || pks.length === 0) return new Map();
+  const t = generationTables(gen.collection, gen.generation);
+  // bm25() takes the whole index's statistics whatever rows are asked, so these equal a ranking's scores.
+  const rs = await client.execute({
+    sql: `SELECT r.pk, -bm25(${t.words}) AS kw FROM ${t.words} JOIN ${t.rows} r ON r.rid = ${t.words}.rowid
+          WHERE ${t.words} MATCH ? AND r.pk IN (SELECT value FROM json_each(?))`,
+    args: [match, JSON.stringify(pks)],
+  });
+  return new Map(rs.rows.map((r) => [String(r.pk), Number(r.kw)]));
+}
+
+/** Rows matching a word and passing the filter: explain's `estimated_matches` for a keyword search (counted, so exact). */
+export async function countKeywordMatches(client: Client, gen: GenerationRef, match: string | null, node: FilterNode | null): Promise<number> {
+  if (match === null) return 0;
+  const t = generationTables(gen.collection, gen.generation);
+  const where = compileSql(node, gen.spec.metadata, "r");
+  const rs = await client.execute({
+    sql: `SELECT count(*) AS n FROM ${t.words} JOIN ${t.rows} r ON r.rid = ${t.words}.rowid WHERE ${t.words} MATCH ? AND ${where.sql}`,
+    args: [match, ...where.args],
+  });
+  return Number(rs.rows[0]?.n ?? 0);
+}
+
+/** Cosine of a unit query and a stored vector, accumulated in f64. */
+function cosine(unitQuery: Float32Array, v: Float32Array): number {
+  let dot = 0;
+  let norm = 0;
+  for (let i = 0; i < v.length; i++) {
+    dot += unitQuery[i]! * v[i]!;
+    norm += v[i]! * v[i]!;
+  }
+  return norm === 0 ? 0 : dot / Math.sqrt(norm);
+}
