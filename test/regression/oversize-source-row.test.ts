@@ -67,7 +67,10 @@ async function longestStall(fn: () => Promise<unknown>): Promise<number> {
 describe("happy", () => {
   test("a 5 MiB row fails alone without holding the event loop; every other row is embedded", async () => {
     const stall = await longestStall(async () => taskDone(w, (await enqueueFill(w, table)).id));
-    expect(stall).toBeLessThan(100); // generous: a page's store write is ~25 ms
+    // A page's store write is ~25 ms; counting the 5 MiB text on the loop held it for seconds. The
+    // bound sits between the two, above what a loaded machine's scheduling alone adds (260 ms seen
+    // with four processes on two cores).
+    expect(stall).toBeLessThan(750);
     const row = (await tableRow(w, table.id))!;
     expect([row.syncStatus, row.totalRows, row.syncedRows]).toEqual(["synced", 60, 59]);
 
