@@ -90,13 +90,11 @@ function present(hit: SearchHit, withMode: boolean) {
 }
 
 /**
- * `mode` and `vector_weight` checked before any wait or embedding: platform tables rank by
- * cosine only for now (docs/vector-tables.md#query-modes), and a weight is the fusion's alone.
+ * `mode` checked before any wait or embedding: platform tables rank by cosine only for now
+ * (docs/vector-tables.md#query-modes). A `vector_weight` beside another mode is accepted and
+ * unused, as a client sending one body to every mode expects.
  */
 function checkMode(row: VectorTableRow, input: QueryRequest): void {
-  if (input.vector_weight !== undefined && input.mode !== "hybrid") {
-    throw validationError([{ path: "vector_weight", message: "vector_weight applies to mode hybrid only" }]);
-  }
   if (row.mode === "platform" && (input.mode === "keyword" || input.mode === "hybrid")) {
     throw validationError([{ path: "mode", message: `mode ${input.mode} is not supported by platform-mode storage; use mode vector` }]);
   }

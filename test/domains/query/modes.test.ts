@@ -57,6 +57,13 @@ describe("happy", () => {
     expect(got.explain).toMatchObject({ path: "keyword", estimated_matches: got.total_results, expected_recall: 1 });
   });
 
+  test("a vector_weight beside mode keyword or none is accepted and changes nothing", async () => {
+    const keyword = await answer({ limit: 10, mode: "keyword" });
+    expect((await answer({ limit: 10, mode: "keyword", vector_weight: 0.9 })).results).toEqual(keyword.results);
+    const plain = await answer({ limit: 10 });
+    expect((await answer({ limit: 10, vector_weight: 0.1 })).results).toEqual(plain.results);
+  });
+
   test("mode keyword, a text with no words: no results, not an error", async () => {
     expect((await answer({ query: "?!", mode: "keyword" })).results).toEqual([]);
   });
@@ -86,8 +93,7 @@ describe("errors", () => {
   test.each([
     [{ mode: "fuzzy" }, "mode"],
     [{ mode: "hybrid", vector_weight: 1.5 }, "vector_weight"],
-    [{ vector_weight: 0.5 }, "vector_weight"],
-    [{ mode: "keyword", vector_weight: 0.5 }, "vector_weight"],
+    [{ mode: "hybrid", vector_weight: -0.1 }, "vector_weight"],
   ])("%p → 400 validation_error naming %s", async (body, path) => {
     const res = await ask(body);
     const e = (await json(res)).error;
