@@ -44,7 +44,7 @@ export class Generation implements GenerationRef {
   private readonly pace = new Pacer();
   readonly lock = new Mutex();
   private pins = 0;
-  private unpinned: (() => void) | null = null;
+  private unpinned: (() => void)[] = [];
   closed = false;
   /** Measured filtered-search depth per selectivity band; null until measured (planner defaults). */
   calibration: Calibration | null = null;
@@ -106,13 +106,16 @@ export class Generation implements GenerationRef {
   }
 
   unpin(): void {
-    if (--this.pins === 0 && this.unpinned) this.unpinned();
+    if (--this.pins > 0 || this.unpinned.length === 0) return;
+    const waiting = this.unpinned;
+    this.unpinned = [];
+    for (const resolve of waiting) resolve();
   }
 
-  /** Resolves once no search holds this generation. */
+  /** Resolves once no search holds this generation. Every caller is woken (a drop may wait beside a retire). */
   drained(): Promise<void> {
     if (this.pins === 0) return Promise.resolve();
-    return new Promise((resolve) => (this.unpinned = resolve));
+    return new Promise((resolve) => this.unpinned.push(resolve));
   }
 
   /** Loads everything (restart.ts); resolves when servable (the rebuild, if any, continues in the background). */

@@ -112,3 +112,22 @@ describe("errors", () => {
     expect(store.upsert("vt_g", [], { generation: 9 })).rejects.toMatchObject({ code: "generation_not_found" });
   });
 });
+
+describe("pins", () => {
+  test("every caller waiting for a generation's pins to end is woken, not only the last", async () => {
+    const { Generation } = await import("../../../src/drivers/vector-store/generation.ts");
+    const { DEFAULT_INDEX_PARAMS } = await import("../../../src/drivers/vector-store/store.ts");
+    const gen = new Generation("c", 1, SPEC, DEFAULT_INDEX_PARAMS, "/nonexistent", () => {});
+    gen.pin();
+    gen.pin();
+    const woken: string[] = [];
+    const waits = ["retire", "drop"].map((who) => gen.drained().then(() => woken.push(who)));
+    gen.unpin();
+    await Bun.sleep(0);
+    expect(woken).toEqual([]); // one pin still held
+    gen.unpin();
+    await Promise.all(waits);
+    expect(woken.sort()).toEqual(["drop", "retire"]);
+    await gen.drained(); // no pins: at once
+  });
+});
