@@ -1,6 +1,7 @@
 // Platform mode on the warehouse with an embedding provider, end to end over HTTP against the
 // real process: the service embeds (the `local` model) and writes the vectors into
-// <DB>.VECSYNC.VT_<ID8>_<NAME> in the customer's warehouse. Backfill, exact queries, batch edits,
+// <DB>.VECSYNC.VT_<ID8>_<NAME> in the customer's warehouse. Backfill, exact queries (query modes
+// keyword and hybrid refused: the warehouse has no BM25), batch edits,
 // pause and resume, a PUT re-backfill into a new table swapped in (SWAP WITH) while queries
 // answer, DELETE dropping the table, and the organization's deletion dropping the rest.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
@@ -46,6 +47,17 @@ describe("with a provider", () => {
 
   test("queries are exact against brute force", async () => {
     for (const p of WH_PROBES) expect(await probe(w.api, table.id, p, OLD, w.rows)).toBeNull();
+  });
+
+  test("query modes: keyword and hybrid → 400 naming mode as unsupported on the warehouse; vector answers null keyword scores", async () => {
+    for (const mode of ["keyword", "hybrid"]) {
+      const res = await w.api.call("POST", `/v1/vector-tables/${table.id}/query`, { query: "lantern", mode });
+      expect([res.status, res.body.error.code, res.body.error.details.map((d: { path: string }) => d.path)]).toEqual([400, "validation_error", ["mode"]]);
+      expect(res.body.error.details[0].message).toContain("not supported by warehouse");
+    }
+    const got = must(await w.api.call("POST", `/v1/vector-tables/${table.id}/query`, { query: "lantern", mode: "vector", limit: 3 }), 200);
+    expect(got.results.length).toBe(3);
+    for (const r of got.results) expect([r.keyword_score, r.rank_score]).toEqual([null, r.similarity_score]);
   });
 
   test("insert, text update, metadata-only update, delete are reflected by a batch pass", async () => {

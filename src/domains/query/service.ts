@@ -4,6 +4,7 @@
 import type { Services } from "../../services.ts";
 import type { KeyActor } from "../../shared/actor.ts";
 import { AppError, DriverError, validationError } from "../../shared/errors.ts";
+import { UnsupportedModeError } from "../../drivers/platform/types.ts";
 import { FilterError, parseFilter, VectorStoreError, type GenerationSpec, type SearchHit, type SearchRequest } from "../../drivers/vector-store/index.ts";
 import { embedOrFail, providerForEmbedding } from "../embedding-providers/embedding.ts";
 import { vectorTableOf } from "../vector-tables/service.ts";
@@ -80,7 +81,7 @@ async function embedQuery(services: Services, row: VectorTableRow, spec: Generat
 
 /**
  * A hit as the API answers it. With a `mode`, every result has `keyword_score` and `rank_score`;
- * a platform table (vector mode only, no keyword index) answers null and the cosine for them.
+ * a warehouse table (vector mode only, no BM25) answers null and the cosine for them.
  */
 function present(hit: SearchHit, withMode: boolean) {
   const base = { id: hit.pk, similarity_score: hit.score };
@@ -89,14 +90,16 @@ function present(hit: SearchHit, withMode: boolean) {
   return { ...base, keyword_score: hit.keywordScore ?? null, rank_score: hit.rankScore ?? hit.score, ...rest };
 }
 
+const modeRefused = (message: string) => validationError([{ path: "mode", message }]);
+
 /**
- * `mode` checked before any wait or embedding: platform tables rank by cosine only for now
- * (docs/vector-tables.md#query-modes). A `vector_weight` beside another mode is accepted and
- * unused, as a client sending one body to every mode expects.
+ * The warehouse's platform tables rank by cosine only (docs/vector-tables.md#query-modes): its
+ * keyword and hybrid modes are refused before the embedding is paid for. A `vector_weight` beside
+ * a mode other than hybrid is accepted and unused, as a client sending one body to every mode expects.
  */
-function checkMode(row: VectorTableRow, input: QueryRequest): void {
-  if (row.mode === "platform" && (input.mode === "keyword" || input.mode === "hybrid")) {
-    throw validationError([{ path: "mode", message: `mode ${input.mode} is not supported by platform-mode storage; use mode vector` }]);
+function checkStorageMode(store: TableStore, input: QueryRequest): void {
+  if (store.warehouse && (input.mode === "keyword" || input.mode === "hybrid")) {
+    throw modeRefused(`mode ${input.mode} is not supported by warehouse platform-mode storage (it has no BM25 search); use mode vector`);
   }
 }
 
@@ -108,7 +111,6 @@ export async function queryVectorTable(services: Services, actor: KeyActor, id: 
   const found = await vectorTableOf(services, actor.orgId, id);
   const environmentId = environmentHeader?.trim();
   if (environmentId && environmentId !== found.environmentId) throw new AppError("not_found", "Vector table not found in that environment");
-  checkMode(found, input);
   if (!hasStorage(found)) {
     throw new AppError("vector_table_not_ready", "Platform-mode storage on this connection's provider is not available in this version, so this vector table holds no vectors to query");
   }
@@ -118,6 +120,7 @@ export async function queryVectorTable(services: Services, actor: KeyActor, id: 
   const startedMs = performance.now();
   try {
     const store = await tableStore(services, row);
+    checkStorageMode(store, input);
     await requireServable(store, row);
     const { hits, model, path, explain } = await searchPinned(services, row, store, input);
     // Answered queries only: a refused or failed one shows in the HTTP histogram by its status.
@@ -125,6 +128,7 @@ export async function queryVectorTable(services: Services, actor: KeyActor, id: 
     const results = hits.map((hit) => present(hit, input.mode !== undefined));
     return { results, query: input.query, model, total_results: results.length, synced_through: syncedThrough, ...(explain && { explain }) };
   } catch (err) {
+    if (err instanceof UnsupportedModeError) throw modeRefused(`mode ${err.mode}: ${err.message}`);
     if (err instanceof VectorStoreError && err.code === "collection_not_found" && row.mode === "platform") {
       throw new AppError("vector_table_not_ready", `The platform table ${row.platformVectorRef} is missing from the source database; POST /v1/vector-tables/{id}/backfill makes it again`);
     }
@@ -174,8 +178,8 @@ async function searchPinned(services: Services, row: VectorTableRow, store: Tabl
   }
 }
 
-/** The store's ranking fields; a platform store (vector mode at most: checkMode) is not asked for them. */
+/** The store's ranking fields; the warehouse's store (vector mode at most: checkStorageMode) is not asked for them. */
 function modeOf(store: TableStore, input: QueryRequest): Pick<SearchRequest, "mode" | "text" | "vectorWeight"> {
-  if (input.mode === undefined || store.mode === "platform") return {};
+  if (input.mode === undefined || store.warehouse) return {};
   return { mode: input.mode, text: input.query, ...(input.vector_weight === undefined ? {} : { vectorWeight: input.vector_weight }) };
 }

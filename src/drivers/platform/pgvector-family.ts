@@ -15,6 +15,12 @@ export interface Family {
   building: Map<number, TableComment>;
 }
 
+/** The ref's advisory lock: shared for row work and searches, exclusive for DDL (pgvector.ts). */
+export type LockMode = "shared" | "exclusive";
+
+/** One transaction holding the ref's lock, with the ref's tables read after taking it (PgvectorStore). */
+export type WithFamily = <T>(ref: string, mode: LockMode, fn: (tx: postgres.TransactionSql, family: Family) => Promise<T>) => Promise<T>;
+
 /** A resolved target: the table to use and its generation's shape. */
 export interface Resolved {
   table: string;

@@ -22,7 +22,10 @@ export const TEXT_COLUMN = "embedded_text";
 export const VECTOR_COLUMN = "embedding";
 export const TEXT_HASH_COLUMN = "vecsync_text_hash";
 export const META_HASH_COLUMN = "vecsync_meta_hash";
-export const RESERVED_COLUMNS: readonly string[] = [TEXT_COLUMN, VECTOR_COLUMN, TEXT_HASH_COLUMN, META_HASH_COLUMN];
+/** A row's words and their counts (jsonb), and its length in words: BM25's tf and dl (pgvector-keyword.ts). */
+export const TERMS_COLUMN = "vecsync_terms";
+export const LENGTH_COLUMN = "vecsync_length";
+export const RESERVED_COLUMNS: readonly string[] = [TEXT_COLUMN, VECTOR_COLUMN, TEXT_HASH_COLUMN, META_HASH_COLUMN, TERMS_COLUMN, LENGTH_COLUMN];
 
 /** Without a source key (tests, benchmarks): a text key named `pk`. */
 export const DEFAULT_PRIMARY_KEY: PlatformPrimaryKey = { name: "pk", type: "text" };
@@ -48,7 +51,7 @@ export function baseOf(ref: string): string {
 }
 
 /** `vt_<id8>`: what every table and index name of one vector table starts with. */
-const familyPrefix = (base: string): string => base.slice(0, 11);
+export const familyPrefix = (base: string): string => base.slice(0, 11);
 
 /**
  * A building generation's table. `$` cannot occur in a live name (whose name part is [a-z0-9_]),
@@ -77,6 +80,11 @@ export interface TableComment {
   ref: string;
   generation: number;
   spec: PlatformTableSpec;
+  /**
+   * The table has the keyword columns and its term statistics beside it (pgvector-keyword.ts).
+   * Absent on tables made before keyword search, which are given them at their next settle.
+   */
+  keyword?: true;
 }
 
 /** Names a platform table cannot hold (CONTRACT 12 puts every column under its own name). */
@@ -100,7 +108,7 @@ export function assertSpec(spec: PlatformTableSpec): void {
   if (problems.length > 0) throw new VectorStoreError("invalid_name", problems.join("; "));
 }
 
-/** CREATE TABLE, its indexes and its comment, for one generation table. */
+/** CREATE TABLE, its indexes and its comment, for one generation table (with keyword columns: pgvector-keyword.ts adds the rest). */
 export function createTableStatements(table: string, comment: TableComment, opts: { vectorIndex: boolean }): string[] {
   const { spec, generation } = comment;
   const prefix = `${familyPrefix(table)}$g${generation}`;
@@ -112,7 +120,7 @@ export function createTableStatements(table: string, comment: TableComment, opts
       ${TEXT_COLUMN} text NOT NULL${metaColumns},
       ${VECTOR_COLUMN} ${vectorType(spec.dimensions)} NOT NULL,
       ${TEXT_HASH_COLUMN} text NOT NULL,
-      ${META_HASH_COLUMN} text NOT NULL,
+      ${META_HASH_COLUMN} text NOT NULL,${comment.keyword ? `\n      ${TERMS_COLUMN} jsonb NOT NULL,\n      ${LENGTH_COLUMN} integer NOT NULL,` : ""}
       CONSTRAINT ${quoteIdent(`${prefix}$pk`)} PRIMARY KEY (${quoteIdent(pk.name)})
     )`,
     ...spec.metadata.map((c, i) => `CREATE INDEX ${quoteIdent(`${prefix}$m${i}`)} ON ${qualified(table)} (${quoteIdent(c.name)})`),
@@ -132,7 +140,7 @@ export function createVectorIndex(table: string, generation: number, dimensions:
   return `CREATE INDEX IF NOT EXISTS ${quoteIdent(name)} ON ${qualified(table)} USING hnsw (${VECTOR_COLUMN} ${vectorKind(dimensions)}_cosine_ops)`;
 }
 
-function quoteLiteral(text: string): string {
+export function quoteLiteral(text: string): string {
   return `'${text.replaceAll("'", "''")}'`;
 }
 

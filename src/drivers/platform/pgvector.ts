@@ -1,20 +1,25 @@
 // The platform-mode store on the relational source: vectors in the source Postgres itself, with
 // pgvector, in the schema `vecsync` (names and DDL: pgvector-schema.ts; the tables of a ref:
 // pgvector-family.ts; row writes: pgvector-writes.ts; searches: pgvector-query.ts and
-// pgvector-search.ts; what the database must offer: pgvector-setup.ts).
+// pgvector-search.ts; query modes and BM25: pgvector-modes.ts, pgvector-keyword*.ts; what the
+// database must offer: pgvector-setup.ts).
 // Every call but a search is one transaction that first takes an advisory lock on the ref:
 // shared for row work, exclusive for DDL (create, swap, drop), so DDL never meets a write in
-// flight. A search takes no lock: it runs on whichever table is live, which Postgres's own table
-// lock keeps from being dropped under it, and then checks that table's OID is the one it planned
-// for (pgvector-query.ts): it sees the old generation or the new one, never a mix.
+// flight. A cosine search takes no lock: it runs on whichever table is live, which Postgres's own
+// table lock keeps from being dropped under it, and then checks that table's OID is the one it
+// planned for (pgvector-query.ts): it sees the old generation or the new one, never a mix. The BM25
+// side of a query mode takes the shared lock and checks the generation it was pinned to.
 import postgres from "postgres";
 import { DriverError } from "../../shared/errors.ts";
 import { connectionOptions, type PostgresCredentials, type PostgresSourceOptions } from "../sources/postgres-connect.ts";
 import { FilterError, parseFilter, VectorStoreError, type MetadataUpdate, type RowHashes, type SearchRequest, type UpsertRow } from "../vector-store/index.ts";
 import { compilePg } from "./filters-pg.ts";
-import { familyOf, noGeneration, readFamily, resolve, type Family } from "./pgvector-family.ts";
+import { familyOf, noGeneration, readFamily, resolve, type Family, type LockMode } from "./pgvector-family.ts";
 import { parseVectorText, type Param } from "./pgvector-rows.ts";
-import { updateMetadataStatements, upsertStatements } from "./pgvector-writes.ts";
+import { dropStatsStatements, keywordTableStatements } from "./pgvector-keyword.ts";
+import { onLiveTable, searchWithMode } from "./pgvector-modes.ts";
+import { upgradeIfOld } from "./pgvector-upgrade.ts";
+import { deleteRows, updateMetadataStatements, writeRows } from "./pgvector-writes.ts";
 import {
   assertSpec,
   baseOf,
@@ -34,7 +39,7 @@ import {
 } from "./pgvector-schema.ts";
 import { PgvectorSearcher } from "./pgvector-query.ts";
 import { driverError, privilegeError, setupDatabase } from "./pgvector-setup.ts";
-import { PlatformSetupError, type HashesRequest, type PlatformGenerations, type PlatformSearchResult, type PlatformTableSpec, type PlatformTarget, type PlatformVectorStore, type StoredDoc } from "./types.ts";
+import { PlatformSetupError, UnsupportedModeError, type HashesRequest, type PlatformGenerations, type PlatformSearchResult, type PlatformTableSpec, type PlatformTarget, type PlatformVectorStore, type StoredDoc } from "./types.ts";
 
 type Sql = postgres.Sql;
 type Tx = postgres.TransactionSql;
@@ -120,7 +125,8 @@ export class PgvectorStore implements PlatformVectorStore {
           throw new VectorStoreError("collection_exists", `platform table ${ref} exists with another shape`);
         }
         // No HNSW index while the first backfill fills it (searches are exact scans meanwhile): buildIndex makes it in one go.
-        for (const statement of createTableStatements(family.base, { ref, generation: 1, spec }, { vectorIndex: false })) await tx.unsafe(statement);
+        const statements = [...createTableStatements(family.base, { ref, generation: 1, spec, keyword: true }, { vectorIndex: false }), ...keywordTableStatements(family.base, 1)];
+        for (const statement of statements) await tx.unsafe(statement);
       });
       this.searcher.forget(ref);
     } catch (err) {
@@ -130,6 +136,7 @@ export class PgvectorStore implements PlatformVectorStore {
   }
 
   async buildIndex(ref: string): Promise<void> {
+    if (await upgradeIfOld(ref, this.withFamily.bind(this))) this.searcher.forget(ref);
     await this.withFamily(ref, "shared", async (tx, family) => {
       const { table, comment } = resolve(family, ref, {});
       const index = createVectorIndex(table, comment.generation, comment.spec.dimensions);
@@ -144,8 +151,12 @@ export class PgvectorStore implements PlatformVectorStore {
 
   async dropTable(ref: string): Promise<void> {
     await this.withFamily(ref, "exclusive", async (tx, family) => {
-      for (const g of family.building.keys()) await tx.unsafe(`DROP TABLE IF EXISTS ${qualified(buildingTable(family.base, g))}`);
+      for (const g of family.building.keys()) {
+        await tx.unsafe(`DROP TABLE IF EXISTS ${qualified(buildingTable(family.base, g))}`);
+        for (const statement of dropStatsStatements(family.base, g)) await tx.unsafe(statement);
+      }
       await tx.unsafe(`DROP TABLE IF EXISTS ${qualified(family.base)}`);
+      if (family.live) for (const statement of dropStatsStatements(family.base, family.live.generation)) await tx.unsafe(statement);
     });
     this.searcher.forget(ref);
   }
@@ -158,7 +169,7 @@ export class PgvectorStore implements PlatformVectorStore {
     if (rows.length === 0) return;
     await this.withFamily(ref, "shared", async (tx, family) => {
       const { table, comment } = resolve(family, ref, target);
-      for (const statement of upsertStatements(table, comment.spec, rows)) await tx.unsafe(statement.sql, statement.params);
+      await writeRows(tx, table, comment, rows);
     });
   }
 
@@ -166,9 +177,7 @@ export class PgvectorStore implements PlatformVectorStore {
     if (pks.length === 0) return 0;
     return this.withFamily(ref, "shared", async (tx, family) => {
       const { table, comment } = resolve(family, ref, target);
-      const layout = layoutOf(comment.spec);
-      const rows = await tx.unsafe(`DELETE FROM ${qualified(table)} WHERE ${layout.pk} IN (${layout.pkList(1)}) RETURNING 1`, [JSON.stringify(pks)]);
-      return rows.length;
+      return deleteRows(tx, table, comment, pks);
     });
   }
 
@@ -220,7 +229,9 @@ export class PgvectorStore implements PlatformVectorStore {
   }
 
   async search(ref: string, req: SearchRequest, target: PlatformTarget = {}): Promise<PlatformSearchResult> {
-    return this.run(() => this.searcher.search(ref, req, target));
+    const vector = (r: SearchRequest) => this.run(() => this.searcher.search(ref, { ...r, mode: undefined }, target));
+    if (req.mode === undefined) return vector(req);
+    return searchWithMode({ vector, onLive: onLiveTable(ref, target, this.withFamily.bind(this)) }, req);
   }
 
   async live(ref: string): Promise<{ generation: number; spec: PlatformTableSpec }> {
@@ -242,7 +253,8 @@ export class PgvectorStore implements PlatformVectorStore {
       assertSpec(full);
       const generation = Math.max(comment.generation, ...family.building.keys()) + 1;
       // No vector index while it fills: built once, before the swap (a bulk build beats row-by-row inserts into the graph).
-      for (const statement of createTableStatements(buildingTable(family.base, generation), { ref, generation, spec: full }, { vectorIndex: false })) await tx.unsafe(statement);
+      const table = buildingTable(family.base, generation);
+      for (const statement of [...createTableStatements(table, { ref, generation, spec: full, keyword: true }, { vectorIndex: false }), ...keywordTableStatements(table, generation)]) await tx.unsafe(statement);
       return generation;
     });
   }
@@ -260,6 +272,7 @@ export class PgvectorStore implements PlatformVectorStore {
       resolve(family, ref, {});
       if (!family.building.has(generation)) throw noGeneration(ref, generation);
       await tx.unsafe(`DROP TABLE ${qualified(family.base)}`);
+      for (const statement of dropStatsStatements(family.base, family.live!.generation)) await tx.unsafe(statement);
       await tx.unsafe(`ALTER TABLE ${qualified(buildingTable(family.base, generation))} RENAME TO ${quoteIdent(family.base)}`);
     });
     this.searcher.forget(ref);
@@ -269,6 +282,7 @@ export class PgvectorStore implements PlatformVectorStore {
     await this.withFamily(ref, "exclusive", async (tx, family) => {
       if (!family.building.has(generation)) throw noGeneration(ref, generation);
       await tx.unsafe(`DROP TABLE ${qualified(buildingTable(family.base, generation))}`);
+      for (const statement of dropStatsStatements(family.base, generation)) await tx.unsafe(statement);
     });
   }
 
@@ -291,7 +305,7 @@ export class PgvectorStore implements PlatformVectorStore {
    * The two statements are pipelined: the read starts (and takes its snapshot) only once the
    * lock is held, so it sees every swap that committed before.
    */
-  private async withFamily<T>(ref: string, mode: "shared" | "exclusive", fn: (tx: Tx, family: Family) => Promise<T>): Promise<T> {
+  private async withFamily<T>(ref: string, mode: LockMode, fn: (tx: Tx, family: Family) => Promise<T>): Promise<T> {
     const base = baseOf(ref);
     return this.run(() =>
       this.sql.begin(async (tx) => {
@@ -307,7 +321,7 @@ export class PgvectorStore implements PlatformVectorStore {
     try {
       return await fn();
     } catch (e) {
-      if (e instanceof VectorStoreError || e instanceof FilterError || e instanceof DriverError) throw e;
+      if (e instanceof VectorStoreError || e instanceof FilterError || e instanceof DriverError || e instanceof UnsupportedModeError) throw e;
       throw driverError(e);
     }
   }

@@ -37,8 +37,11 @@ export interface HashesRequest extends PlatformTarget {
 /** The same shape as the managed store's: the engine reuses vectors from either. */
 export type { StoredDoc };
 
-/** `index`: the ANN index answered; `exact`: a full scoring of the filtered rows did. */
-export type PlatformSearchPath = "empty" | "index" | "exact";
+/**
+ * `index`: the ANN index answered; `exact`: a full scoring of the filtered rows did; `keyword` and
+ * `hybrid`: a search with that query mode (pgvector only).
+ */
+export type PlatformSearchPath = "empty" | "index" | "exact" | "keyword" | "hybrid";
 
 export interface PlatformSearchResult {
   hits: SearchHit[];
@@ -63,6 +66,20 @@ export class PlatformSetupError extends DriverError {
     super(message, { retryable: false, cause: options.cause });
     this.name = "PlatformSetupError";
     this.kind = kind;
+  }
+}
+
+/**
+ * A query `mode` this table cannot rank by (the warehouse has no BM25; a Postgres table from before
+ * keyword search has no keyword columns yet): the query service answers 400 naming `mode`, with this message.
+ */
+export class UnsupportedModeError extends Error {
+  constructor(
+    readonly mode: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = "UnsupportedModeError";
   }
 }
 

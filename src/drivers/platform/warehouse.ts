@@ -8,7 +8,7 @@ import { DriverError } from "../../shared/errors.ts";
 import { WarehouseClient, type QueryResult, type WarehouseCredentials } from "../sources/warehouse-connect.ts";
 import { parseFilter, VectorStoreError, type MetadataUpdate, type RowHashes, type SearchRequest, type UpsertRow } from "../vector-store/index.ts";
 import { lastPerKey } from "./pgvector-rows.ts";
-import type { HashesRequest, PlatformSearchResult, PlatformTarget, PlatformVectorStore, StoredDoc } from "./types.ts";
+import { UnsupportedModeError, type HashesRequest, type PlatformSearchResult, type PlatformTarget, type PlatformVectorStore, type StoredDoc } from "./types.ts";
 import { embedChunk, type EmbedResult, type EmbedRow, type SourceText } from "./warehouse-embed.ts";
 import { noGeneration, readFamily, resolve, resolveLive, type Family } from "./warehouse-family.ts";
 import { compileWarehouse, type Bind } from "./warehouse-filters.ts";
@@ -189,6 +189,8 @@ export class WarehouseVectorStore implements PlatformVectorStore {
    * caller embedded the query for the one it named: it reads `generations` and embeds again).
    */
   async search(ref: string, req: SearchRequest, target?: PlatformTarget): Promise<PlatformSearchResult> {
+    // No BM25 here (docs/vector-tables.md#query-modes); the query service refuses these modes first.
+    if (req.mode === "keyword" || req.mode === "hybrid") throw new UnsupportedModeError(req.mode, "the warehouse's platform tables have no BM25 search");
     return this.searchWith(ref, req, { vector: req.vector }, target);
   }
 

@@ -5,3 +5,5 @@ export { FilterError, VectorStoreError, type FilterIssue, type VectorStoreErrorC
 export { parseFilter, compileSql, compilePredicate, filterSql, type SqlDialect } from "./filters/index.ts";
 export type * from "./types.ts";
 export { checkedMetadata } from "./rows.ts";
+export { documentTerms, queryWords, MAX_QUERY_WORDS } from "./words.ts";
+export { DEFAULT_VECTOR_WEIGHT, fuseRankings, hybridDepth, unscoredPks, withLateScores } from "./fusion.ts";

@@ -10,6 +10,9 @@
 // is -bm25(). Its IDF is ln((N − n + 0.5) / (n + 0.5)), floored at 1e-6 for words in half the rows or more.
 import type { Client, InStatement, InValue } from "@libsql/client";
 import { generationTables, type GenerationTables } from "./schema.ts";
+import { queryWords } from "./words.ts";
+
+export { MAX_QUERY_WORDS } from "./words.ts";
 
 export const KEYWORD_TOKENIZER = "unicode61 remove_diacritics 2";
 
@@ -43,30 +46,14 @@ export async function ensureKeywordIndex(client: Client, collection: string, gen
   return true;
 }
 
-/** Most distinct words of a query sent to MATCH; a query is a search phrase, not a document. */
-export const MAX_QUERY_WORDS = 64;
-
-/** Word characters as unicode61 sees them (letters, digits, private use) plus combining marks it folds away. */
-const WORD = /[\p{L}\p{N}\p{Co}\p{M}]+/gu;
-
-/** A word as the tokenizer will fold it, to send each word once (a repeated word would count twice in BM25). */
-function folded(word: string): string {
-  return word.normalize("NFD").replace(/\p{M}/gu, "").toLowerCase();
-}
-
 /**
  * The FTS5 MATCH expression for a query text: each distinct word as a quoted string, OR'ed. Only
- * word characters reach MATCH, inside quotes, so nothing of FTS5's query syntax (NEAR, column
+ * word characters (words.ts) reach MATCH, inside quotes, so nothing of FTS5's query syntax (NEAR, column
  * filters, `*`, `^`, AND/NOT) can come from the user. Null when the text has no word: an empty
  * keyword answer, not an error.
  */
 export function matchExpression(text: string): string | null {
-  const seen = new Map<string, string>();
-  for (const [word] of text.matchAll(WORD)) {
-    const key = folded(word);
-    if (key.length > 0 && !seen.has(key)) seen.set(key, word);
-    if (seen.size >= MAX_QUERY_WORDS) break;
-  }
+  const seen = queryWords(text);
   if (seen.size === 0) return null;
   return [...seen.values()].map((w) => `"${w}"`).join(" OR ");
 }

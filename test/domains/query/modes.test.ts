@@ -1,6 +1,7 @@
 // Query `mode` and `vector_weight` over HTTP and tRPC (docs/vector-tables.md#query-modes): the answer
-// shapes of each mode, an answer without `mode` exactly as before, and platform tables refusing
-// the modes they cannot rank by. The rankings themselves are checked against brute force in
+// shapes of each mode, an answer without `mode` exactly as before, a Postgres platform table
+// answering every mode as a managed one over the same rows, and one from before keyword search
+// refusing keyword and hybrid (the warehouse's refusal: test/e2e/warehouse-platform-provider.test.ts). The rankings themselves are checked against brute force in
 // test/drivers/vector-store/keyword.test.ts.
 import { beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { TestApp, ThrowawayDatabase } from "../../harness.ts";
@@ -11,6 +12,7 @@ setDefaultTimeout(30_000);
 
 let app: TestApp, pg: ThrowawayDatabase, org: TestOrg, f: Fixture;
 let table: any;
+let platform: any;
 useTableWorld({}, (w) => ({ app, pg, org, f } = w));
 beforeAll(async () => {
   table = await newTable(app, org.owner.key, tableBody(f, { name: "modes" }));
@@ -18,9 +20,9 @@ beforeAll(async () => {
 });
 
 const Q = "pasta hiking";
-const ask = (body: Record<string, unknown>, id = table.id) => app.request("POST", `/v1/vector-tables/${id}/query`, { headers: org.owner.key, body: { query: Q, ...body } });
-const answer = async (body: Record<string, unknown>) => {
-  const res = await ask(body);
+const ask = (body: Record<string, unknown>, id: string = table.id) => app.request("POST", `/v1/vector-tables/${id}/query`, { headers: org.owner.key, body: { query: Q, ...body } });
+const answer = async (body: Record<string, unknown>, id?: string) => {
+  const res = await ask(body, id);
   const got = await json(res);
   expect([res.status, got.error]).toEqual([200, undefined]);
   return got;
@@ -100,18 +102,51 @@ describe("errors", () => {
     expect([res.status, e.code, e.details.map((d: { path: string }) => d.path)]).toEqual([400, "validation_error", [path]]);
   });
 
-  test("a platform table: mode keyword or hybrid → 400 naming mode; mode vector answers", async () => {
-    await pg.sql`CREATE EXTENSION IF NOT EXISTS vector`;
-    const conn = await sourceConnection(app, org.owner.key, pg, { mode: "platform" });
-    const t = await newTable(app, org.owner.key, tableBody({ ...f, connectionId: conn }, { name: "platform-modes" }));
-    await setTableState(app, t.id, { syncStatus: "synced" });
+  test("a Postgres platform table from before keyword search: keyword and hybrid → 400 naming mode and saying how; vector answers null keyword scores", async () => {
+    const t = await platformTable("platform-legacy");
+    const [live] = await pg.sql.unsafe(`SELECT obj_description('${t.platform_vector_ref}'::regclass, 'pg_class') AS c`);
+    const { keyword: _, ...comment } = JSON.parse(live!.c);
+    await pg.sql.unsafe(`ALTER TABLE ${t.platform_vector_ref} DROP COLUMN vecsync_terms, DROP COLUMN vecsync_length; COMMENT ON TABLE ${t.platform_vector_ref} IS '${JSON.stringify(comment)}'`);
     for (const mode of ["keyword", "hybrid"]) {
       const res = await ask({ mode }, t.id);
       const e = (await json(res)).error;
       expect([res.status, e.code, e.details.map((d: { path: string }) => d.path)]).toEqual([400, "validation_error", ["mode"]]);
-      expect(e.details[0].message).toContain("platform");
+      expect(e.details[0].message).toContain("backfill");
     }
-    const res = await ask({ mode: "vector" }, t.id);
-    expect(res.status).toBe(200);
+    const got = await answer({ mode: "vector" }, t.id);
+    expect(got.total_results).toBeGreaterThan(0);
+    for (const r of got.results) expect([r.keyword_score, r.rank_score]).toEqual([null, r.similarity_score]);
+  });
+});
+
+/** A platform table on the source Postgres, holding what a backfill of docRows() writes. */
+async function platformTable(name: string) {
+  await pg.sql`CREATE EXTENSION IF NOT EXISTS vector`;
+  const conn = await sourceConnection(app, org.owner.key, pg, { mode: "platform", name: `conn-${name}` });
+  const t = await newTable(app, org.owner.key, tableBody({ ...f, connectionId: conn }, { name }));
+  await seedCollection(app, org, t, docRows());
+  return t;
+}
+
+describe("platform tables on Postgres", () => {
+  const close = (a: number | null, b: number | null) => (a === null || b === null ? a === b : Math.abs(a - b) <= 1e-6 * Math.max(1, Math.abs(b)));
+  test.each([
+    [{ mode: "keyword", limit: 100 }],
+    [{ mode: "keyword", limit: 3, filters: { category: { in: ["food", "tech"] } } }],
+    [{ mode: "hybrid", limit: 10 }],
+    [{ mode: "hybrid", limit: 5, vector_weight: 0.2, min_similarity_score: 0 }],
+    [{ mode: "vector", limit: 10 }],
+  ])("%p answers as the managed table over the same rows does (BM25 computed in the database)", async (body) => {
+    const t = platform ?? (platform = await platformTable("platform-modes"));
+    const want = await answer({ ...body, explain: true });
+    const got = await answer({ ...body, explain: true }, t.id);
+    expect(got.results.map((r: any) => r.id)).toEqual(want.results.map((r: any) => r.id));
+    got.results.forEach((r: any, i: number) => {
+      const w = want.results[i];
+      expect([close(r.keyword_score, w.keyword_score), close(r.rank_score, w.rank_score), r.embedded_text, r.metadata]).toEqual([true, true, w.embedded_text, w.metadata]);
+      expect(r.similarity_score).toBeCloseTo(w.similarity_score, 5);
+    });
+    if (body.mode !== "vector") expect(got.results.length).toBeGreaterThan(0);
+    expect(got.explain.path).toBe(body.mode === "vector" ? "platform" : body.mode);
   });
 });

@@ -154,7 +154,7 @@ describe("errors", () => {
     expect(t).toMatchObject({ mode: "platform", platform_vector_ref: `vecsync.vt_${t.id.slice(0, 8)}_platform_docs` });
     expect(app.services.vectors.hasCollection(t.vectorstore_collection)).toBe(false);
     const columns = await pg.sql`SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = 'vecsync' AND table_name = ${`vt_${t.id.slice(0, 8)}_platform_docs`} ORDER BY ordinal_position`;
-    expect(columns.map((c) => c.column_name)).toEqual(["id", "embedded_text", "category", "price", "stock", "active", "embedding", "vecsync_text_hash", "vecsync_meta_hash"]);
+    expect(columns.map((c) => c.column_name)).toEqual(["id", "embedded_text", "category", "price", "stock", "active", "embedding", "vecsync_text_hash", "vecsync_meta_hash", "vecsync_terms", "vecsync_length"]);
     expect(columns[0]!.data_type).toBe("integer");
     // A metadata column named as a column the platform table keeps for itself cannot be held.
     const clash = await errorOf(await createTable(app, org.owner.key, tableBody({ connectionId: conn, providerId: f.providerId }, { name: "clash", columns: [...DOC_COLUMNS, { name: "id", role: "metadata", filter_type: "integer" }] })));

@@ -4,7 +4,9 @@
 import { afterAll, beforeAll } from "bun:test";
 import { and, eq } from "drizzle-orm";
 import { providerForEmbedding } from "../../../src/domains/embedding-providers/embedding.ts";
-import { collectionName, renderMetadata, renderText } from "../../../src/domains/vector-tables/render.ts";
+import { renderMetadata, renderText } from "../../../src/domains/vector-tables/render.ts";
+import { vectorTableOf } from "../../../src/domains/vector-tables/service.ts";
+import { tableStore } from "../../../src/domains/vector-tables/storage.ts";
 import { vectorTables, type ColumnConfig, type SyncStatus } from "../../../src/domains/vector-tables/tables.ts";
 import type { SourceValue } from "../../../src/drivers/sources/types.ts";
 import { tasks } from "../../../src/scheduler/tables.ts";
@@ -111,14 +113,16 @@ export async function tasksOf(app: TestApp, orgId: string, id: string) {
 
 /**
  * Writes what a backfill of `rows` writes: rendered text, typed metadata, the provider's
- * document vectors; rows with no text are left out. Then marks the table `synced`.
+ * document vectors, into its collection or platform table; rows with no text are left out. Then
+ * marks the table `synced`.
  */
 export async function seedCollection(app: TestApp, org: TestOrg, table: { id: string; name: string; embedding_provider_id: string; embedding_model: string; embedding_dimensions: number; columns: ColumnConfig[] }, rows: DocRow[]): Promise<void> {
   const provider = await providerForEmbedding(app.services, org.id, table.embedding_provider_id);
   const rendered = rows.map((r) => ({ r, text: renderText(table.columns, r as unknown as Record<string, SourceValue>) })).filter((x) => x.text !== null);
   const vectors = await provider.embed(rendered.map((x) => x.text!), { model: table.embedding_model, dimensions: table.embedding_dimensions, kind: "document" });
-  await app.services.vectors.upsert(
-    collectionName(table.id, table.name),
+  // Through the table's storage: the managed collection, or the platform table in the source.
+  const store = await tableStore(app.services, await vectorTableOf(app.services, org.id, table.id));
+  await store.upsert(
     rendered.map(({ r, text }, i) => ({ pk: String(r.id), textHash: "t", metaHash: "m", text: text!, metadata: renderMetadata(table.columns, r as unknown as Record<string, SourceValue>), vector: vectors[i]! })),
   );
   await setTableState(app, table.id, { syncStatus: "synced" });

@@ -1,0 +1,58 @@
+// Weighted reciprocal rank fusion (CONTRACT 11, docs/vector-tables.md#query-modes), pure, so the
+// managed store (query-modes.ts) and the Postgres platform store (platform/pgvector-keyword-search.ts)
+// fuse their two rankings by the same code:
+//   rank_score = w / (60 + rank_vector) + (1 − w) / (60 + rank_keyword)
+// ranks from 1 within each side's top hybridDepth(k) rows, a row absent from a side adding nothing for it.
+import { comparePk } from "../../shared/pk-order.ts";
+import type { SearchHit } from "./types.ts";
+
+/** Reciprocal rank fusion's constant, as CONTRACT 11 fixes it. */
+export const RRF_K = 60;
+
+/**
+ * The vector ranking's weight when a hybrid query names none. Provisional: an even split until
+ * the hybrid benchmark measures a better one (docs/vector-tables.md#query-modes).
+ */
+export const DEFAULT_VECTOR_WEIGHT = 0.5;
+
+/**
+ * Rows taken from each side for the fusion: four times the results asked for, at least 100. A row
+ * past it on a side gets nothing from that side (it is "absent from the ranking"); the depth
+ * bounds the work: one cosine search of `depth` rows, one BM25 read of about as many.
+ */
+export function hybridDepth(k: number): number {
+  return Math.max(4 * k, 100);
+}
+
+interface Fused {
+  hit: SearchHit;
+  rankScore: number;
+  keywordScore: number | null;
+}
+
+/**
+ * The best `k` of the two rankings fused, by rank score then primary key, each hit with its cosine
+ * and rank score, and its BM25 when the keyword side holds it (null otherwise: see withLateScores).
+ */
+export function fuseRankings(vectorSide: SearchHit[], keywordSide: (SearchHit & { keywordScore: number })[], w: number, k: number, numericPk: boolean): SearchHit[] {
+  const fused = new Map<string, Fused>();
+  vectorSide.forEach((hit, i) => fused.set(hit.pk, { hit, rankScore: w / (RRF_K + i + 1), keywordScore: null }));
+  keywordSide.forEach((hit, i) => {
+    const add = (1 - w) / (RRF_K + i + 1);
+    const seen = fused.get(hit.pk);
+    // A row on both sides keeps the vector side's cosine, as a `vector` search reports it.
+    if (seen) Object.assign(seen, { rankScore: seen.rankScore + add, keywordScore: hit.keywordScore });
+    else fused.set(hit.pk, { hit, rankScore: add, keywordScore: hit.keywordScore });
+  });
+  const byPk = comparePk(numericPk);
+  const ordered = [...fused.values()].sort((a, b) => b.rankScore - a.rankScore || byPk(a.hit.pk, b.hit.pk)).slice(0, k);
+  return ordered.map((f) => ({ pk: f.hit.pk, score: f.hit.score, metadata: f.hit.metadata, text: f.hit.text, keywordScore: f.keywordScore, rankScore: f.rankScore }));
+}
+
+/** Rows the vector side found whose words match past the keyword side's depth still get their BM25: `late` holds them. */
+export function withLateScores(hits: SearchHit[], late: Map<string, number>): SearchHit[] {
+  return hits.map((h) => (h.keywordScore == null ? { ...h, keywordScore: late.get(h.pk) ?? null } : h));
+}
+
+/** The hits whose BM25 the keyword side did not give. */
+export const unscoredPks = (hits: SearchHit[]): string[] => hits.filter((h) => h.keywordScore == null).map((h) => h.pk);
