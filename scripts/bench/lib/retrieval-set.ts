@@ -13,10 +13,10 @@ export type SetRow = { id: number; code: string; name: string; description: stri
 export type SetQuery = { kind: "paraphrase" | "code"; text: string; relevant: number[] };
 export type RetrievalSet = { rows: SetRow[]; queries: SetQuery[] };
 
-type Kind = { name: string; code: string; description: string; paraphrase: string };
+export type Kind = { name: string; code: string; description: string; paraphrase: string };
 
 // Each paraphrase avoids the words of its rows' name and description.
-const KINDS: Kind[] = [
+export const KINDS: Kind[] = [
   { name: "rain jacket", code: "RJ", description: "A waterproof shell jacket with a hood and taped seams.", paraphrase: "a coat that keeps me dry in a downpour" },
   { name: "camping tent", code: "CT", description: "A two-person tent with aluminium poles and a rainfly.", paraphrase: "portable shelter for sleeping in the woods" },
   { name: "sleeping bag", code: "SB", description: "A mummy sleeping bag rated to minus five degrees.", paraphrase: "something warm to crawl into on a cold campout" },
@@ -51,9 +51,9 @@ const KINDS: Kind[] = [
   { name: "hair dryer", code: "HD", description: "A 2000-watt hair dryer with a cool-shot button.", paraphrase: "to blow out my wet locks after a shower" },
 ];
 
-const BRANDS = ["Alder", "Birch", "Cobalt", "Dune", "Ember", "Fjord", "Granite", "Harbor", "Iris", "Juniper"];
+export const BRANDS = ["Alder", "Birch", "Cobalt", "Dune", "Ember", "Fjord", "Granite", "Harbor", "Iris", "Juniper"];
 const FINISHES = ["Classic", "Compact", "Pro", "Lite", "Deluxe", "Everyday", "Travel", "Max"];
-const COLOURS = ["black", "white", "slate grey", "forest green", "navy blue", "sand", "red", "orange"];
+export const COLOURS = ["black", "white", "slate grey", "forest green", "navy blue", "sand", "red", "orange"];
 
 export const VARIANTS = BRANDS.length;
 

@@ -35,26 +35,35 @@ export async function keywordRanking(client: Client, gen: GenerationRef, query: 
   if (match === null || want <= 0) return { hits: [], examined: 0 };
   const t = generationTables(gen.collection, gen.generation);
   const where = compileSql(node, gen.spec.metadata, "r");
+  // Ranked on the index (and the filter's columns) alone, then only the page's rows read whole:
+  // joining every matching row's text and vector before the sort read ~2 KB a match, so a common
+  // word at 100k rows took 160 ms (docs/performance.md#search).
+  const filtered = node === null ? "" : ` JOIN ${t.rows} r ON r.rid = ${t.words}.rowid`;
+  const rank = `SELECT ${t.words}.rowid AS rid, -bm25(${t.words}) AS kw FROM ${t.words}${filtered}
+    WHERE ${t.words} MATCH ?${node === null ? "" : ` AND ${where.sql}`} ORDER BY kw DESC, rid LIMIT ? OFFSET ?`;
   const metaCols = gen.spec.metadata.map((_, i) => `, r.${metadataColumnName(i)}`).join("");
-  const sql = `SELECT r.rid, r.pk${metaCols}, d.text, d.vec, -bm25(${t.words}) AS kw
-    FROM ${t.words} JOIN ${t.rows} r ON r.rid = ${t.words}.rowid JOIN ${t.docs} d ON d.rid = r.rid
-    WHERE ${t.words} MATCH ? AND ${where.sql} ORDER BY kw DESC, r.rid LIMIT ? OFFSET ?`;
+  const read = `SELECT r.rid, r.pk${metaCols}, d.text, d.vec FROM ${t.rows} r JOIN ${t.docs} d ON d.rid = r.rid
+    WHERE r.rid IN (SELECT value FROM json_each(?))`;
   const kept: KeywordHit[] = [];
   let offset = 0;
   let page = want + FIRST_PAGE_EXTRA;
   for (;;) {
-    const rs = await client.execute({ sql, args: [match, ...where.args, BigInt(page), BigInt(offset)] });
-    for (const r of rs.rows) {
+    const ranked = await client.execute({ sql: rank, args: [match, ...(node === null ? [] : where.args), BigInt(page), BigInt(offset)] });
+    const rows = ranked.rows.length === 0 ? [] : (await client.execute({ sql: read, args: [JSON.stringify(ranked.rows.map((r) => Number(r.rid)))] })).rows;
+    const byRid = new Map(rows.map((r) => [Number(r.rid), r]));
+    for (const { rid, kw } of ranked.rows) {
+      const r = byRid.get(Number(rid));
+      if (!r) continue; // deleted between the two reads
       const score = cosine(query, new Float32Array((r.vec as ArrayBuffer).slice(0)));
       if (minScore !== null && score < minScore) continue;
       const metadata: Metadata = {};
       gen.spec.metadata.forEach((c, i) => (metadata[c.name] = readMetadataValue(gen.spec, i, r[metadataColumnName(i)])));
-      kept.push({ pk: String(r.pk), score, metadata, text: String(r.text), keywordScore: Number(r.kw) });
+      kept.push({ pk: String(r.pk), score, metadata, text: String(r.text), keywordScore: Number(kw) });
     }
-    offset += rs.rows.length;
-    const last = rs.rows[rs.rows.length - 1];
+    offset += ranked.rows.length;
+    const last = ranked.rows[ranked.rows.length - 1];
     const edge = kept[want - 1]?.keywordScore;
-    if (rs.rows.length < page || (edge !== undefined && Number(last?.kw) < edge)) break;
+    if (ranked.rows.length < page || (edge !== undefined && Number(last?.kw) < edge)) break;
     page *= 4;
   }
   const byPk = comparePk(gen.spec.numericPk);
