@@ -11,11 +11,26 @@ export type PositionKind = "lsn" | "time";
 /** A parsed position: a WAL position, or milliseconds since the epoch. Compared within one kind. */
 export type Position = bigint | number;
 
+/**
+ * Connection id → whether it is PostgreSQL. A connection's provider never changes, nor a table's
+ * connection, so each is read once rather than on every query of a cdc table (a drizzle read is a
+ * good part of a cheap query's CPU: docs/performance.md#what-a-request-costs). Bounded: cleared
+ * past KNOWN_MAX ids (a deleted connection's entry is never asked again).
+ */
+const knownPostgres = new Map<string, boolean>();
+const KNOWN_MAX = 10_000;
+
 export async function positionKind(services: Services, row: VectorTableRow): Promise<PositionKind> {
   if (row.syncMode !== "cdc") return "time";
-  // A connection's provider never changes, nor a table's connection; the read is one indexed row.
-  const connection = await findConnection(services.database.db, row.orgId, row.connectionId);
-  return connection?.provider === "db_relational" ? "lsn" : "time";
+  let postgres = knownPostgres.get(row.connectionId);
+  if (postgres === undefined) {
+    const connection = await findConnection(services.database.db, row.orgId, row.connectionId);
+    if (!connection) return "time";
+    postgres = connection.provider === "db_relational";
+    if (knownPostgres.size >= KNOWN_MAX) knownPostgres.clear();
+    knownPostgres.set(row.connectionId, postgres);
+  }
+  return postgres ? "lsn" : "time";
 }
 
 // PostgreSQL's text form of an LSN: two 32-bit halves in hex (`%X/%X`, e.g. "0/16B3748").
