@@ -4,7 +4,7 @@
 // (they are made in TypeScript, vector-store/words.ts, so no SQL alone can fill them), then the
 // statistics counted from them. One transaction under the ref's exclusive lock: a crash leaves
 // the table as it was (upgraded again next time), and no write meets it half done. Searches wait
-// on the ALTER TABLE's lock until it commits: about a second per 50,000 rows, once.
+// on the ALTER TABLE's lock until it commits, once (its time is not measured yet).
 import type postgres from "postgres";
 import { resolve, type WithFamily } from "./pgvector-family.ts";
 import { rowTerms, statsTables, dropStatsStatements, keywordTableStatements } from "./pgvector-keyword.ts";
