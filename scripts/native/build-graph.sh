@@ -17,4 +17,10 @@ node "$gyp" rebuild --nodedir="$nodedir"
 platform="$(node -p 'process.platform + "-" + process.arch')"
 mkdir -p "$root/native/prebuilt/$platform"
 strip --strip-unneeded -o "$root/native/prebuilt/$platform/vecsync-graph.node" build/Release/vecsync_graph.node
+# What it was built from: test/foundation/native-prebuilt.test.ts fails when these sources change
+# and the binary is not rebuilt with them.
+{
+  for f in graph.cpp binding.gyp; do echo "$f $(sha256sum "$f" | cut -d' ' -f1)"; done
+  echo "usearch $(node -p 'require(process.argv[1]).version' "$root/node_modules/usearch/package.json")"
+} > "$root/native/prebuilt/$platform/vecsync-graph.sources"
 ls -l "$root/native/prebuilt/$platform/vecsync-graph.node"
