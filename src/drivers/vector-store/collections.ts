@@ -119,7 +119,7 @@ export class Collections {
     const coll = this.get(name);
     this.byName.delete(name);
     const gens = [coll.live, ...coll.building.values()];
-    await Promise.all(gens.map((g) => g.drained()));
+    await Promise.all(gens.map((g) => g.pins.drained()));
     // A checkpoint under way ends first (its last steps run outside the lock: checkpoints.ts).
     await Promise.all(gens.map((g) => g.checkpoints.between(async () => void (g.closed = true))));
     await registry.deleteCollection(this.client, name);
@@ -162,7 +162,7 @@ export class Collections {
   }
 
   private async retire(gen: Generation): Promise<void> {
-    await gen.drained();
+    await gen.pins.drained();
     await gen.checkpoints.between(() =>
       gen.lock.run(async () => {
         gen.closed = true;

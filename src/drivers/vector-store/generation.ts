@@ -19,6 +19,7 @@ import { readChangesSince } from "./reads.ts";
 import { LOAD_CHECKED_ROWS, REBUILD_STEP_ROWS, restore, uncheckedSince } from "./restart.ts";
 import { BACKLOG, LaterIndexer, STREAM_BACKLOG } from "./later.ts";
 import { Pacer, Steps } from "./pace.ts";
+import { Pins } from "./pins.ts";
 import { checkStrays } from "./strays.ts";
 import { StraySweeper } from "./sweeper.ts";
 import type { GenerationRef } from "./rows.ts";
@@ -43,8 +44,8 @@ export class Generation implements GenerationRef {
   /** Background work rests while writes go on (pace.ts). */
   private readonly pace = new Pacer();
   readonly lock = new Mutex();
-  private pins = 0;
-  private unpinned: (() => void)[] = [];
+  /** The searches holding this generation (pins.ts). */
+  readonly pins = new Pins();
   closed = false;
   /** Measured filtered-search depth per selectivity band; null until measured (planner defaults). */
   calibration: Calibration | null = null;
@@ -99,23 +100,6 @@ export class Generation implements GenerationRef {
     this.sweeper.startEmpty();
     this.status = "ready";
     this.mirror.lend(this.hnsw);
-  }
-
-  pin(): void {
-    this.pins++;
-  }
-
-  unpin(): void {
-    if (--this.pins > 0 || this.unpinned.length === 0) return;
-    const waiting = this.unpinned;
-    this.unpinned = [];
-    for (const resolve of waiting) resolve();
-  }
-
-  /** Resolves once no search holds this generation. Every caller is woken (a drop may wait beside a retire). */
-  drained(): Promise<void> {
-    if (this.pins === 0) return Promise.resolve();
-    return new Promise((resolve) => this.unpinned.push(resolve));
   }
 
   /** Loads everything (restart.ts); resolves when servable (the rebuild, if any, continues in the background). */

@@ -7,6 +7,7 @@
 import type { Client } from "@libsql/client";
 import { comparePk } from "../../shared/pk-order.ts";
 import { compileSql, type FilterNode, metadataColumnName } from "./filters/index.ts";
+import { cosineDistance } from "./refine.ts";
 import { type GenerationRef, readMetadataValue } from "./rows.ts";
 import { generationTables } from "./schema.ts";
 import type { Metadata, SearchHit } from "./types.ts";
@@ -54,7 +55,7 @@ export async function keywordRanking(client: Client, gen: GenerationRef, query: 
     for (const { rid, kw } of ranked.rows) {
       const r = byRid.get(Number(rid));
       if (!r) continue; // deleted between the two reads
-      const score = cosine(query, new Float32Array((r.vec as ArrayBuffer).slice(0)));
+      const score = 1 - cosineDistance(query, new Float32Array((r.vec as ArrayBuffer).slice(0)));
       if (minScore !== null && score < minScore) continue;
       const metadata: Metadata = {};
       gen.spec.metadata.forEach((c, i) => (metadata[c.name] = readMetadataValue(gen.spec, i, r[metadataColumnName(i)])));
@@ -94,15 +95,4 @@ export async function countKeywordMatches(client: Client, gen: GenerationRef, ma
     args: [match, ...where.args],
   });
   return Number(rs.rows[0]?.n ?? 0);
-}
-
-/** Cosine of a unit query and a stored vector, accumulated in f64. */
-function cosine(unitQuery: Float32Array, v: Float32Array): number {
-  let dot = 0;
-  let norm = 0;
-  for (let i = 0; i < v.length; i++) {
-    dot += unitQuery[i]! * v[i]!;
-    norm += v[i]! * v[i]!;
-  }
-  return norm === 0 ? 0 : dot / Math.sqrt(norm);
 }

@@ -37,7 +37,7 @@ export async function refine(client: Client, ref: GenerationRef, query: Float32A
 }
 
 /** 1 − cos, accumulated in f64 as exact.ts `rescore` does. */
-function cosineDistance(query: Float32Array, vector: Float32Array): number {
+export function cosineDistance(query: Float32Array, vector: Float32Array): number {
   let dot = 0;
   let qq = 0;
   let vv = 0;

@@ -198,7 +198,7 @@ export class VectorStore {
   /** Holds the live generation for a query that must embed and search against the same one. */
   pin(name: string): PinnedGeneration {
     const gen = this.live(name);
-    gen.pin();
+    gen.pins.hold();
     let held = true;
     return {
       generation: gen.generation,
@@ -212,7 +212,7 @@ export class VectorStore {
         return result;
       },
       release: () => {
-        if (held) gen.unpin();
+        if (held) gen.pins.release();
         held = false;
       },
     };

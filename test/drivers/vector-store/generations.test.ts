@@ -118,16 +118,16 @@ describe("pins", () => {
     const { Generation } = await import("../../../src/drivers/vector-store/generation.ts");
     const { DEFAULT_INDEX_PARAMS } = await import("../../../src/drivers/vector-store/store.ts");
     const gen = new Generation("c", 1, SPEC, DEFAULT_INDEX_PARAMS, "/nonexistent", () => {});
-    gen.pin();
-    gen.pin();
+    gen.pins.hold();
+    gen.pins.hold();
     const woken: string[] = [];
-    const waits = ["retire", "drop"].map((who) => gen.drained().then(() => woken.push(who)));
-    gen.unpin();
+    const waits = ["retire", "drop"].map((who) => gen.pins.drained().then(() => woken.push(who)));
+    gen.pins.release();
     await Bun.sleep(0);
     expect(woken).toEqual([]); // one pin still held
-    gen.unpin();
+    gen.pins.release();
     await Promise.all(waits);
     expect(woken.sort()).toEqual(["drop", "retire"]);
-    await gen.drained(); // no pins: at once
+    await gen.pins.drained(); // no pins: at once
   });
 });
