@@ -53,7 +53,17 @@ export async function ensureKeywordIndex(client: Client, collection: string, gen
  * keyword answer, not an error.
  */
 export function matchExpression(text: string): string | null {
+  return keywordQuery(text).match;
+}
+
+/** A query text's words: folded (as the in-memory ranking looks them up) and as FTS5's MATCH expression. */
+export interface KeywordQuery {
+  words: string[];
+  match: string | null;
+}
+
+export function keywordQuery(text: string): KeywordQuery {
   const seen = queryWords(text);
-  if (seen.size === 0) return null;
-  return [...seen.values()].map((w) => `"${w}"`).join(" OR ");
+  const match = seen.size === 0 ? null : [...seen.values()].map((w) => `"${w}"`).join(" OR ");
+  return { words: [...seen.keys()], match };
 }

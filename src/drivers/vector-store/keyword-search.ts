@@ -1,15 +1,19 @@
 // Keyword search in one generation (docs/vector-tables.md#query-modes): rows matching any of the
-// query's words, by BM25 from the generation's FTS5 index (keyword-index.ts), the filter applied
-// exactly in the same statement (the store's own SQL filter, compileSql, as the loading path uses).
-// Entirely in libSQL, so it answers the same while a generation loads, and whether the mirror is
-// compact or not. Each row's cosine is computed from its stored f32 vector: `similarity_score` is
-// answered in every mode and `min_similarity_score` filters on it.
+// query's words, by BM25, the filter applied exactly. A ready generation whose mirror keeps its f32
+// vectors ranks in memory (keyword-postings.ts, keyword-memory.ts); otherwise (loading, or compact)
+// it ranks in libSQL from the generation's FTS5 index (keyword-index.ts) with the store's own SQL
+// filter (compileSql), as here. The two rank alike: the same tokens, formula and statistics. Each
+// row's cosine is answered as `similarity_score` in every mode, and `min_similarity_score` filters on it.
 import type { Client } from "@libsql/client";
 import { comparePk } from "../../shared/pk-order.ts";
 import { compileSql, type FilterNode, metadataColumnName } from "./filters/index.ts";
 import { cosineDistance } from "./refine.ts";
-import { type GenerationRef, readMetadataValue } from "./rows.ts";
+import { readMetadataValue } from "./rows.ts";
+import type { KeywordQuery } from "./keyword-index.ts";
+import type { KeywordPostings } from "./keyword-postings.ts";
+import { countInMemory, rankInMemory, scoresInMemory } from "./keyword-memory.ts";
 import { generationTables } from "./schema.ts";
+import type { SearchTarget } from "./search.ts";
 import type { Metadata, SearchHit } from "./types.ts";
 
 export interface KeywordHit extends SearchHit {
@@ -32,8 +36,11 @@ const FIRST_PAGE_EXTRA = 16;
  * read past the last score kept (so rows tied with it are all seen and ordered by primary key),
  * or the matches run out: with at least `want` rows qualifying, `want` are answered.
  */
-export async function keywordRanking(client: Client, gen: GenerationRef, query: Float32Array, match: string | null, want: number, node: FilterNode | null, minScore: number | null): Promise<KeywordRanking> {
+export async function keywordRanking(client: Client, gen: SearchTarget, query: Float32Array, q: KeywordQuery, want: number, node: FilterNode | null, minScore: number | null): Promise<KeywordRanking> {
+  const { match } = q;
   if (match === null || want <= 0) return { hits: [], examined: 0 };
+  const words = inMemory(gen);
+  if (words) return rankInMemory(client, gen, words, query, q.words, want, node, minScore);
   const t = generationTables(gen.collection, gen.generation);
   const where = compileSql(node, gen.spec.metadata, "r");
   // Ranked on the index (and the filter's columns) alone, then only the page's rows read whole:
@@ -72,9 +79,13 @@ export async function keywordRanking(client: Client, gen: GenerationRef, query: 
   return { hits: kept.slice(0, want), examined: offset };
 }
 
-/** BM25 scores of the given rows for `match`; rows that match no word are absent. */
-export async function keywordScoresOf(client: Client, gen: GenerationRef, match: string | null, pks: string[]): Promise<Map<string, number>> {
-  if (match === null || pks.length === 0) return new Map();
+/** BM25 scores of the given hits (rows as they are now, with their texts); rows that match no word are absent. */
+export async function keywordScoresOf(client: Client, gen: SearchTarget, q: KeywordQuery, hits: SearchHit[]): Promise<Map<string, number>> {
+  const { match } = q;
+  if (match === null || hits.length === 0) return new Map();
+  const words = inMemory(gen);
+  if (words) return scoresInMemory(words, q.words, hits);
+  const pks = hits.map((h) => h.pk);
   const t = generationTables(gen.collection, gen.generation);
   // bm25() takes the whole index's statistics whatever rows are asked, so these equal a ranking's scores.
   const rs = await client.execute({
@@ -86,8 +97,11 @@ export async function keywordScoresOf(client: Client, gen: GenerationRef, match:
 }
 
 /** Rows matching a word and passing the filter: explain's `estimated_matches` for a keyword search (counted, so exact). */
-export async function countKeywordMatches(client: Client, gen: GenerationRef, match: string | null, node: FilterNode | null): Promise<number> {
+export async function countKeywordMatches(client: Client, gen: SearchTarget, q: KeywordQuery, node: FilterNode | null): Promise<number> {
+  const { match } = q;
   if (match === null) return 0;
+  const words = inMemory(gen);
+  if (words) return countInMemory(gen, words, q.words, node);
   const t = generationTables(gen.collection, gen.generation);
   const where = compileSql(node, gen.spec.metadata, "r");
   const rs = await client.execute({
@@ -95,4 +109,9 @@ export async function countKeywordMatches(client: Client, gen: GenerationRef, ma
     args: [match, ...where.args],
   });
   return Number(rs.rows[0]?.n ?? 0);
+}
+
+/** The in-memory ranking when the generation has a whole one: not while it loads, not once compact. */
+function inMemory(gen: SearchTarget): KeywordPostings | null {
+  return gen.status === "loading" ? null : gen.mirror.words;
 }

@@ -14,6 +14,7 @@ import type { ColumnAccess } from "./filters/index.ts";
 import { quantizeInto } from "./quantize.ts";
 import { booleanColumn, type ColumnStore, keywordColumn, numberColumn } from "./columns.ts";
 import type { HnswIndex } from "./hnsw.ts";
+import { KeywordPostings } from "./keyword-postings.ts";
 import { keepsTooMany, type LentCodes, lendFrom } from "./lent-codes.ts";
 import { ScanBlocks } from "./scan-blocks.ts";
 import { GATHER_ROWS, VectorSlabs } from "./vector-slabs.ts";
@@ -73,6 +74,8 @@ export class Mirror {
   /** Empty when texts are not kept (then hits read them from libSQL). */
   private readonly texts: (string | undefined)[] = [];
   private labelChars = 0;
+  /** The keyword ranking in memory (keyword-postings.ts), kept with the f32 vectors: null once compact. */
+  words: KeywordPostings | null = new KeywordPostings();
   liveCount = 0;
   /** One past the highest rid ever stored. */
   ridEnd = 0;
@@ -156,6 +159,7 @@ export class Mirror {
     }
     this.setMetadata(rid, metadata);
     this.setLabels(rid, pk, this.keepTexts ? text : undefined);
+    this.words?.add(rid, text);
     if (this.live[rid] !== 1) this.liveCount++;
     this.live[rid] = 1;
     if (rid >= this.ridEnd) this.ridEnd = rid + 1;
@@ -185,6 +189,7 @@ export class Mirror {
     if (!this.hasFloats) return;
     this.hasFloats = false;
     this.vectors.dropFloats();
+    this.words = null;
     if (this.keepTexts) {
       for (const text of this.texts) this.labelChars -= text?.length ?? 0;
       this.texts.length = 0;
@@ -208,6 +213,7 @@ export class Mirror {
     this.lent?.delete(rid);
     this.columns.forEach((c) => c.set(rid, null));
     this.setLabels(rid, undefined, undefined);
+    this.words?.remove(rid);
   }
 
   private setLabels(rid: number, pk: string | undefined, text: string | undefined): void {
@@ -362,6 +368,6 @@ export class Mirror {
     const labels = this.labelChars * 2 + strings * 32;
     const vectors = this.vectors.bytes() + (this.lent?.bytes() ?? 0);
     const columns = this.columns.reduce((s, c) => s + c.bytes(), 0) + this.blocks.bytes();
-    return vectors + this.live.byteLength + this.versions.byteLength + columns + labels;
+    return vectors + this.live.byteLength + this.versions.byteLength + columns + labels + (this.words?.bytes() ?? 0);
   }
 }

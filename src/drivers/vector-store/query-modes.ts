@@ -4,24 +4,24 @@
 // Every hit carries its cosine, its BM25 (null when no word matched) and its rank score.
 import type { Client } from "@libsql/client";
 import type { FilterNode } from "./filters/index.ts";
-import { DEFAULT_VECTOR_WEIGHT, fuseRankings, hybridDepth, unscoredPks, withLateScores } from "./fusion.ts";
-import { matchExpression } from "./keyword-index.ts";
+import { DEFAULT_VECTOR_WEIGHT, fuseRankings, hybridDepth, withLateScores } from "./fusion.ts";
+import { type KeywordQuery, keywordQuery } from "./keyword-index.ts";
 import { countKeywordMatches, keywordRanking, keywordScoresOf } from "./keyword-search.ts";
 import { queryVector, searchGeneration, type SearchTarget } from "./search.ts";
-import type { SearchExplain, SearchRequest, SearchResult } from "./types.ts";
+import type { SearchExplain, SearchHit, SearchRequest, SearchResult } from "./types.ts";
 
 export { DEFAULT_VECTOR_WEIGHT, hybridDepth, RRF_K } from "./fusion.ts";
 
 export async function searchWithMode(client: Client, gen: SearchTarget, req: SearchRequest, node: FilterNode | null, capScale?: number): Promise<SearchResult> {
-  const match = matchExpression(req.text ?? "");
+  const match = keywordQuery(req.text ?? "");
   if (req.mode === "keyword") return keywordOnly(client, gen, req, node, match);
   if (req.mode === "hybrid") return hybrid(client, gen, req, node, match, capScale);
   const found = await searchGeneration(client, gen, { ...req, mode: undefined }, node, capScale);
-  const scores = await keywordScoresOf(client, gen, match, found.hits.map((h) => h.pk));
+  const scores = await keywordScoresOf(client, gen, match, found.hits);
   return { ...found, hits: found.hits.map((h) => ({ ...h, keywordScore: scores.get(h.pk) ?? null, rankScore: h.score })) };
 }
 
-async function keywordOnly(client: Client, gen: SearchTarget, req: SearchRequest, node: FilterNode | null, match: string | null): Promise<SearchResult> {
+async function keywordOnly(client: Client, gen: SearchTarget, req: SearchRequest, node: FilterNode | null, match: KeywordQuery): Promise<SearchResult> {
   const query = queryVector(req, gen.spec.dimensions);
   const ranked = await keywordRanking(client, gen, query, match, req.k, node, req.minScore ?? null);
   const hits = ranked.hits.map((h) => ({ ...h, rankScore: h.keywordScore }));
@@ -30,13 +30,13 @@ async function keywordOnly(client: Client, gen: SearchTarget, req: SearchRequest
   return { hits, path: "keyword", explain };
 }
 
-async function hybrid(client: Client, gen: SearchTarget, req: SearchRequest, node: FilterNode | null, match: string | null, capScale?: number): Promise<SearchResult> {
+async function hybrid(client: Client, gen: SearchTarget, req: SearchRequest, node: FilterNode | null, match: KeywordQuery, capScale?: number): Promise<SearchResult> {
   const w = req.vectorWeight ?? DEFAULT_VECTOR_WEIGHT;
   const depth = hybridDepth(req.k);
   const vectorSide = await searchGeneration(client, gen, { ...req, k: depth, mode: undefined }, node, capScale);
   const keywordSide = await keywordRanking(client, gen, queryVector(req, gen.spec.dimensions), match, depth, node, req.minScore ?? null);
   const fused = fuseRankings(vectorSide.hits, keywordSide.hits, w, req.k, gen.spec.numericPk);
-  const hits = withLateScores(fused, await keywordScoresOf(client, gen, match, unscoredPks(fused)));
+  const hits = withLateScores(fused, await keywordScoresOf(client, gen, match, unscored(fused)));
   if (!req.explain) return { hits, path: "hybrid" };
   const v = vectorSide.explain;
   const explain: SearchExplain = {
@@ -46,3 +46,6 @@ async function hybrid(client: Client, gen: SearchTarget, req: SearchRequest, nod
   };
   return { hits, path: "hybrid", explain };
 }
+
+/** The hits whose BM25 the keyword side did not give. */
+const unscored = (hits: SearchHit[]): SearchHit[] => hits.filter((h) => h.keywordScore == null);

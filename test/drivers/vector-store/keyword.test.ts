@@ -3,7 +3,7 @@
 // swap, a reopen, a store from before the keyword index, and a kill -9.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
-import type { VectorStore } from "../../../src/drivers/vector-store/index.ts";
+import type { VectorStore, VectorStoreOptions } from "../../../src/drivers/vector-store/index.ts";
 import { matchExpression } from "../../../src/drivers/vector-store/keyword-index.ts";
 import { hybridDepth } from "../../../src/drivers/vector-store/query-modes.ts";
 import type { Metadata, SearchHit, UpsertRow } from "../../../src/drivers/vector-store/types.ts";
@@ -63,9 +63,15 @@ async function expectKeywordAnswers(store: VectorStore, name: string, rows: Upse
   }
 }
 
-describe("keyword", () => {
+// A ready generation ranks in memory; a compact one (and one loading) in libSQL's FTS5: both are held to the reference.
+const MIRRORS: [string, Partial<VectorStoreOptions>][] = [
+  ["in memory", {}],
+  ["FTS5 (compact mirror)", { floatMirrorBytes: 0 }],
+];
+
+describe.each(MIRRORS)("keyword, %s", (_, options) => {
   test("ranking and BM25 scores equal brute force, with filters and min score", async () => {
-    await using world = await makeWorld();
+    await using world = await makeWorld(options);
     const store = await world.open();
     const rows = keywordRows(80);
     await store.createCollection("kw", SPEC);
@@ -79,7 +85,7 @@ describe("keyword", () => {
   test("query texts: FTS5 syntax is only words; no words is an empty answer; diacritics and case fold", async () => {
     expect(matchExpression('NEAR(a b) "x" * ^c col:d AND e')).toBe('"NEAR" OR "a" OR "b" OR "x" OR "c" OR "col" OR "d" OR "AND" OR "e"');
     expect(matchExpression("?! -- ***")).toBeNull();
-    await using world = await makeWorld();
+    await using world = await makeWorld(options);
     const store = await world.open();
     await store.createCollection("kw", SPEC);
     await store.upsert("kw", [{ ...productRows(1, SPEC.dimensions)[0]!, text: "Café au lait" }]);
@@ -91,7 +97,7 @@ describe("keyword", () => {
   });
 
   test("a selective filter still answers k when k rows qualify", async () => {
-    await using world = await makeWorld();
+    await using world = await makeWorld(options);
     const store = await world.open();
     // 400 rows say "common"; the 12 with category "rare" are among the weakest matches (long texts).
     const rows = productRows(400, SPEC.dimensions, 5).map((r, i) => ({
@@ -107,7 +113,7 @@ describe("keyword", () => {
   });
 
   test("deletes, text updates and metadata updates are reflected", async () => {
-    await using world = await makeWorld();
+    await using world = await makeWorld(options);
     const store = await world.open();
     let rows = keywordRows(60);
     await store.createCollection("kw", SPEC);
@@ -124,9 +130,9 @@ describe("keyword", () => {
   });
 });
 
-describe("hybrid", () => {
+describe.each(MIRRORS)("hybrid, %s", (_, options) => {
   test.each([0.3, 0.8])("order and rank scores equal brute-force weighted RRF (w = %p)", async (w) => {
-    await using world = await makeWorld();
+    await using world = await makeWorld(options);
     const store = await world.open();
     const rows = keywordRows(80);
     await store.createCollection("kw", SPEC);
@@ -148,7 +154,7 @@ describe("hybrid", () => {
   });
 
   test("vector mode given: cosine order, with keyword scores; absent mode: no new fields", async () => {
-    await using world = await makeWorld();
+    await using world = await makeWorld(options);
     const store = await world.open();
     const rows = keywordRows(50);
     await store.createCollection("kw", SPEC);
