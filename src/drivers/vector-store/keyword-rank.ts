@@ -39,11 +39,13 @@ function prepare(p: KeywordPostings): number {
     scratch.epoch = 0;
   }
   if (scratch.slot.length < p.lists.length) scratch.slot = new Int32Array(p.lists.length * 2);
-  if (scratch.epoch >= 0x3fffffff) {
+  if (scratch.epoch >= 0x3ffffff0) {
     scratch.seen.fill(0);
     scratch.epoch = 0;
   }
-  return ++scratch.epoch;
+  // Two marks a ranking: `epoch` for a row found, `epoch + 1` for one still in the running (completed()).
+  scratch.epoch += 2;
+  return scratch.epoch;
 }
 
 /**
@@ -78,7 +80,7 @@ export function rankRows(p: KeywordPostings, words: Iterable<string>, k: number,
   for (let t = 0; t < terms.length; t++) {
     if (!all && n >= k && best > rest[t]!) {
       const kth = kthScore(acc, found.subarray(0, n), k);
-      if (kth > rest[t]!) return { ranked: completed(p, found.subarray(0, n), terms.slice(t), kth - rest[t]!, k, order), examined: n };
+      if (kth > rest[t]!) return { ranked: completed(p, found.subarray(0, n), terms.slice(t), kth - rest[t]!, k, order, epoch), examined: n };
     }
     const { id, idf } = terms[t]!;
     const list = p.lists[id]!;
@@ -108,15 +110,35 @@ export function rankRows(p: KeywordPostings, words: Iterable<string>, k: number,
 
 /**
  * The end of a pruned ranking: of the rows found, those whose score so far is at least `floor`
- * (the k-th best so far less what the `late` words could add) get the late words' share, read
- * from their own word lists once each, and are ranked; the others cannot reach the top k.
+ * (the k-th best so far less what the `late` words could add) get the late words' share and are
+ * ranked; the others cannot reach the top k. The share is read from the late words' postings, or
+ * from those rows' own word lists when that reads less (a common late word, few rows left).
  */
-function completed(p: KeywordPostings, found: Int32Array, late: QueryTerm[], floor: number, k: number, order: Order): Ranked[] {
-  const { acc, slot } = scratch;
-  const avgdl = p.totalLength / p.rows;
+function completed(p: KeywordPostings, found: Int32Array, late: QueryTerm[], floor: number, k: number, order: Order, epoch: number): Ranked[] {
+  const { acc, seen } = scratch;
   const maybe: number[] = [];
-  for (const rid of found) if (acc[rid]! >= floor) maybe.push(rid);
+  for (const rid of found) {
+    if (acc[rid]! < floor) continue;
+    maybe.push(rid);
+    seen[rid] = epoch + 1;
+  }
+  const avgdl = p.totalLength / p.rows;
+  const postings = late.reduce((sum, { id }) => sum + p.used[id]! / ENTRY, 0);
+  // A row holds ~ totalLength / rows words, fewer distinct: its list is at most that long.
+  if (postings <= maybe.length * (p.totalLength / p.rows)) {
+    for (const { id, idf } of late) {
+      const list = p.lists[id]!;
+      for (let i = 0; i < p.used[id]!; i += ENTRY) {
+        const rid = list[i]!;
+        if (seen[rid] !== epoch + 1 || !p.current(list, i)) continue;
+        const tf = list[i + 1]!;
+        acc[rid]! += idf * ((tf * (K1 + 1)) / (tf + norm(p.lengths[rid]!, avgdl)));
+      }
+    }
+    return bestOf(maybe, k, order);
+  }
   // `slot`: a late word's id → 1 + its place; `tfs`: a row's counts of them, added in order.
+  const { slot } = scratch;
   late.forEach(({ id }, i) => (slot[id] = i + 1));
   const tfs = new Int32Array(late.length);
   for (const rid of maybe) {

@@ -94,6 +94,36 @@ describe("keyword postings", () => {
     expect(pruned).toBeGreaterThan(10);
   });
 
+  test("long rows, and rows rewritten many times over (stale postings dropped)", () => {
+    const rand = rng(7);
+    const postings = new KeywordPostings();
+    const texts = new Map<number, string>();
+    const long = () => Array.from({ length: 3 }, () => textOf(rand)).join(" ") + " " + textOf(rand);
+    for (let rid = 0; rid < 1500; rid++) {
+      texts.set(rid, long());
+      postings.add(rid, texts.get(rid)!);
+    }
+    // The same 300 rows rewritten 12 times: most of their words' postings go stale.
+    for (let round = 0; round < 12; round++) {
+      for (let rid = 0; rid < 300; rid++) {
+        texts.set(rid, round % 3 === 2 ? "w1 w2" : long());
+        postings.add(rid, texts.get(rid)!);
+      }
+    }
+    for (const words of [["w0"], ["w2", "w0"], ["w9", "w1", "w0"], ["w30", "w3", "w1"], ["w150", "w60", "w4", "w0"]]) {
+      for (const k of [1, 10, 50]) {
+        const want = brute(texts, words, () => true);
+        const { ranked } = rankRows(postings, words, k, null, (a, b) => a - b, false);
+        expect(ranked.map((r) => r.rid)).toEqual(want.slice(0, k).map((r) => r.rid));
+        ranked.forEach((r, i) => expect(r.score).toBe(scoreText(postings, words, texts.get(r.rid)!)!));
+      }
+    }
+    // Stale postings did not pile up: the lists hold about the live rows' postings.
+    const live = [...texts.values()].reduce((n, t) => n + new Set(t.split(" ")).size, 0);
+    const held = postings.used.reduce((n, u) => n + u / 3, 0);
+    expect(held).toBeLessThan(3 * live);
+  });
+
   test("a row's score from its text equals its ranking score", () => {
     const postings = new KeywordPostings();
     const rows = ["red fox", "red red hen", "blue hen", "fox", "the red the blue the fox"];
