@@ -265,12 +265,14 @@ export interface PlanInput {
   calibration: Calibration | null;
   /** Scales exactCap (VectorStoreOptions.exactCapScale). */
   capScale?: number;
+  /** Rows whose order must be exact, when fewer than k (SearchRequest.exactTop): the re-rank margin is sized for them. */
+  exactTop?: number;
 }
 
 export function planUnfiltered(input: PlanInput): ExactPlan | HnswPlan {
   if (input.liveRows <= EXACT_UNFILTERED_ROWS || !input.indexReady) return { path: "exact" };
   const breadth = searchBreadth(input.liveRows, input.expansionSearch);
-  const want = rerankWant(input.k, breadth);
+  const want = Math.max(input.k, rerankWant(Math.min(input.k, input.exactTop ?? input.k), breadth));
   const firstKq = firstPassKq(want, 1, false, breadth, input.expansionSearch);
   return { path: "hnsw", want, firstKq, maxKq: firstKq * MAX_WIDENING, rescore: want, exactIfShort: false };
 }

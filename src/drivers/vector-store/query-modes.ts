@@ -33,7 +33,7 @@ async function keywordOnly(client: Client, gen: SearchTarget, req: SearchRequest
 async function hybrid(client: Client, gen: SearchTarget, req: SearchRequest, node: FilterNode | null, match: KeywordQuery, capScale?: number): Promise<SearchResult> {
   const w = req.vectorWeight ?? DEFAULT_VECTOR_WEIGHT;
   const depth = hybridDepth(req.k);
-  const vectorSide = await searchGeneration(client, gen, { ...req, k: depth, mode: undefined }, node, capScale);
+  const vectorSide = await searchGeneration(client, gen, { ...req, k: depth, exactTop: req.k, mode: undefined }, node, capScale);
   const keywordSide = await keywordRanking(client, gen, queryVector(req, gen.spec.dimensions), match, depth, node, req.minScore ?? null);
   const fused = fuseRankings(vectorSide.hits, keywordSide.hits, w, req.k, gen.spec.numericPk);
   const hits = withLateScores(fused, await keywordScoresOf(client, gen, match, unscored(fused)));

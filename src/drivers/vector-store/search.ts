@@ -81,6 +81,7 @@ export async function searchGeneration(client: Client, gen: SearchTarget, req: S
     expansionSearch: gen.hnsw.params.expansionSearch,
     calibration: gen.calibration,
     capScale,
+    exactTop: req.exactTop,
   };
   const filter = node ? { node, pred: compilePredicate(node, mirror.access), run: rangeRun(node, mirror) } : null;
   // Exact match counts, and whether the exact path would scan them from contiguous codes.

@@ -89,6 +89,12 @@ export interface SearchRequest {
   text?: string;
   /** Hybrid only: the vector ranking's weight in the fusion, 0-1 (keyword-search.ts DEFAULT_VECTOR_WEIGHT). */
   vectorWeight?: number;
+  /**
+   * Of the k rows, how many at the top must be in exact order (default all). Hybrid's vector side
+   * asks for 2k rows of which only the first k weigh much in the fusion: an unfiltered HNSW search
+   * then re-ranks as many candidates as a search of k would, not of 2k (planner.ts planUnfiltered).
+   */
+  exactTop?: number;
 }
 
 export type QueryMode = "vector" | "keyword" | "hybrid";

@@ -63,6 +63,10 @@ describe("happy", () => {
     expect(planUnfiltered({ ...input, liveRows: 2_000 })).toEqual({ path: "exact" });
     expect(planUnfiltered({ ...input, indexReady: false })).toEqual({ path: "exact" });
     expect(planUnfiltered(input)).toEqual({ path: "hnsw", want: 30, firstKq: 64, maxKq: 512, rescore: 30, exactIfShort: false });
+    // Hybrid's vector side: 20 rows, the first 10 exact: re-ranked as a search of 10 would be, never fewer than 20.
+    expect(planUnfiltered({ ...input, k: 20 })).toMatchObject({ want: 50, rescore: 50 });
+    expect(planUnfiltered({ ...input, k: 20, exactTop: 10 })).toMatchObject({ want: 30, rescore: 30, firstKq: 64 });
+    expect(planUnfiltered({ ...input, k: 40, exactTop: 10 })).toMatchObject({ want: 40, rescore: 40 });
 
     const mirror = new Mirror(SPEC);
     const v = Float32Array.from([1, 0, 0, 0]);
