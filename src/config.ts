@@ -19,7 +19,6 @@ const NonNegativeInt = type("string.integer.parse").to("number.integer >= 0");
 const Url = type("string.url");
 const Text = type("string > 0");
 const LogLevel = type("'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'");
-const GraphBinding = type("'auto' | 'stock'");
 
 export type Config = {
   port: number;
@@ -41,8 +40,6 @@ export type Config = {
   workers: number;
   /** MiB of f32 vectors a collection keeps in memory before it turns compact (VECSYNC_FLOAT_MIRROR_MB); null: the store's default. */
   floatMirrorMb: number | null;
-  /** Which usearch binding serves the graphs (VECSYNC_GRAPH, src/native/usearch.ts): `auto` (vecsync's own where it loads) or `stock`. */
-  graphBinding: typeof GraphBinding.infer;
   /** Sign-in codes one client IP may request per 15 minutes (docs/api.md#rate-limits: 30); raised for benchmarks. */
   otpIpLimit: number;
   denyHosts: string[];
@@ -123,7 +120,6 @@ export function loadConfig(flags: Record<string, string>, env: Env): Omit<Config
     freeVectorBudget: optional<number>(env, "VECSYNC_FREE_VECTOR_BUDGET", PositiveInt, "a positive integer") ?? 1_000_000,
     workers: optional<number>(env, "VECSYNC_WORKERS", PositiveInt, "a positive integer") ?? 2,
     floatMirrorMb: optional<number>(env, "VECSYNC_FLOAT_MIRROR_MB", NonNegativeInt, "a whole number of MiB (0: every collection compact)"),
-    graphBinding: optional<typeof GraphBinding.infer>(env, "VECSYNC_GRAPH", GraphBinding, "auto or stock") ?? "auto",
     otpIpLimit: optional<number>(env, "VECSYNC_OTP_IP_LIMIT", PositiveInt, "a positive integer") ?? 30,
     denyHosts: list(env.VECSYNC_DENY_HOSTS),
     trustedProxies: list(env.VECSYNC_TRUSTED_PROXIES).map(proxyEntry),

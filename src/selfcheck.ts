@@ -3,15 +3,14 @@
 // sentence with the offline semantic model, which the binary carries too.
 import { createClient } from "@libsql/client";
 import { DuckDBInstance } from "@duckdb/node-api";
-import { Index, MetricKind, ScalarKind } from "usearch";
+import { exactSearch, type Matches, MetricKind } from "usearch";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createEmbeddingProvider } from "./drivers/embeddings/index.ts";
 import { SEMANTIC_MODEL, SEMANTIC_VERSION } from "./drivers/embeddings/local-semantic/index.ts";
 import { loadSqliteVec } from "./native.ts";
-import { openGraph } from "./drivers/vector-store/graph.ts";
-import { loadGraphAddon, usearchVersion } from "./native/usearch.ts";
+import { graphAddon, openGraph, usearchVersion } from "./native/usearch.ts";
 
 export type EngineReport = { engine: string; ok: boolean; version?: string; error?: string };
 
@@ -34,18 +33,18 @@ export async function selfCheck(): Promise<EngineReport[]> {
         return String(row?.v);
       }),
       await check("usearch", () => {
-        const index = new Index({ metric: MetricKind.Cos, dimensions: 3, connectivity: 8, quantization: ScalarKind.F32, expansion_add: 16, expansion_search: 16, multi: false });
-        index.add(1n, new Float32Array([1, 0, 0]));
-        const hit = index.search(new Float32Array([1, 0, 0]), 1, 0);
-        if (hit.keys[0] !== 1n) throw new Error("search did not find the vector it was given");
+        // The package's exact scans (the store's exact path); its graphs are vecsync's binding's.
+        const hit = exactSearch(new Float32Array([0, 1, 0, 1, 0, 0]), new Float32Array([1, 0, 0]), 3, 1, MetricKind.Cos, 1) as Matches;
+        if (hit.keys[0] !== 1n) throw new Error("exact search did not find the nearest vector");
         return usearchVersion();
       }),
       await check("graph", () => {
-        // vecsync's own usearch binding (native/README.md); without it the service falls back to the stock one.
-        const graph = openGraph(3, { scalar: "f32", connectivity: 8, expansionAdd: 16, expansionSearch: 16, threads: 1 }, 16, "vecsync");
-        graph.add(BigUint64Array.of(1n), new Float32Array([1, 0, 0]), 1);
-        if (graph.search(new Float32Array([1, 0, 0]), 1, 1).keys[0] !== 1n) throw new Error("search did not find the vector it was given");
-        return loadGraphAddon().addon!.usearchVersion;
+        // vecsync's own usearch binding (native/README.md): every graph runs on it, and the
+        // service does not start without it (VectorStore.open); the error says why.
+        const graph = openGraph(3, { connectivity: 8, expansionAdd: 16, threads: 1 }, 16);
+        graph.add(BigUint64Array.of(1n), Int8Array.of(127, 0, 0), 1);
+        if (graph.search(Int8Array.of(127, 0, 0), 1, 1)[0][0] !== 1n) throw new Error("search did not find the vector it was given");
+        return graphAddon().usearchVersion;
       }),
       await check("sqlite-vec", () => {
         const db = loadSqliteVec(join(dir, "vec.db"));

@@ -2,7 +2,6 @@
 // its drivers. It imports no domain: src/wiring.ts builds the bag and registers what runs.
 import type { Config } from "./config.ts";
 import { VectorStore } from "./drivers/vector-store/index.ts";
-import { chooseGraphBinding } from "./native/usearch.ts";
 import { join } from "node:path";
 import type { Database } from "./db/client.ts";
 import type { Executor } from "./db/executor.ts";
@@ -81,7 +80,6 @@ export async function usersOf(rules: readonly UsageRule[], orgId: string, id: st
 
 /** Opens the managed vector store on the service database; index files live in `<data-dir>/indexes`. */
 export function openVectorStore(config: Config, database: Database, logger: Logger): Promise<VectorStore> {
-  chooseGraphBinding(config.graphBinding);
   return VectorStore.open({
     client: database.client,
     indexDir: join(config.dataDir, "indexes"),

@@ -1,5 +1,5 @@
 // `bun run bench query [--large | --huge] [--rows N] [--dims D] [--clusters N] [--queries N]
-//   [--scalar i8|f16|f32] [--m 16] [--ef 64] [--ef-add 128] [--cap-scale X] [--selectivity 1,2,5]
+//   [--m 16] [--ef 64] [--ef-add 128] [--cap-scale X] [--selectivity 1,2,5]
 //   [--no-pg] [--no-raw] [--float-mirror-mb MB] [--keep DIR [--build-only]] [--no-sweep]`
 // (--cap-scale 1e9 / 1e-9 force the exact / HNSW path: how planner.ts was calibrated)
 // The managed vector store on synthetic clustered data (default 100,000 × 384; --large:
@@ -7,7 +7,7 @@
 // selectivity: p50/p99, QPS, recall@10 against exact ground truth, build time, bytes per vector
 // (the store's estimate and the process's resident memory) and start-up time with the collection
 // present (queries then run on the reopened store, as a restarted service has it); beside raw
-// usearch HNSW (f16, the issue's reference, and the store's scalar) and pgvector HNSW measured in
+// usearch HNSW (f16, the issue's reference, and i8, the store's scalar) and pgvector HNSW measured in
 // the same run on the same data, where they fit. --huge, or rows whose f32 vectors alone exceed
 // 4 GiB, never holds the dataset: every pass regenerates it a chunk at a time (lib/data.ts).
 // --no-sweep: the stray sweep after a build or a load is not waited for; the queries then run
@@ -23,12 +23,12 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { openDatabase } from "../../src/db/client.ts";
 import { VectorStore } from "../../src/drivers/vector-store/index.ts";
-import type { ScalarKindName, UpsertRow } from "../../src/drivers/vector-store/types.ts";
+import type { UpsertRow } from "../../src/drivers/vector-store/types.ts";
 import { categoryOf, chunksOf, collect, type Dataset, makeDataset, recallAt, streamDataset, streamedGroundTruth } from "./lib/data.ts";
 import { fmt, measure, progress, type Sample, table } from "./lib/measure.ts";
 import { startPgvector } from "./lib/pgvector.ts";
 import { freshRestart } from "./lib/query-restart.ts";
-import { gb, memAvailable, memory, pgvectorFit, type RawResult, rawUsearch, timedChunks } from "./lib/query-scale.ts";
+import { gb, memAvailable, memory, pgvectorFit, type RawResult, type RawScalar, rawUsearch, timedChunks } from "./lib/query-scale.ts";
 
 const { values: args } = parseArgs({
   args: process.argv.slice(3),
@@ -42,7 +42,6 @@ const { values: args } = parseArgs({
     dims: { type: "string" },
     clusters: { type: "string" },
     queries: { type: "string" },
-    scalar: { type: "string", default: "i8" },
     m: { type: "string", default: "16" },
     ef: { type: "string", default: "64" },
     "ef-add": { type: "string", default: "128" },
@@ -62,7 +61,7 @@ const K = 10;
 const THREADS = 2;
 // percent of rows with price < s; --selectivity 1,2,3 for calibration runs
 const SELECTIVITY = args.selectivity ? args.selectivity.split(",").map(Number) : [100, 50, 5, 0.5, 0.05];
-const params = { scalar: args.scalar as ScalarKindName, connectivity: Number(args.m), expansionAdd: Number(args["ef-add"]), expansionSearch: Number(args.ef), threads: THREADS };
+const params = { connectivity: Number(args.m), expansionAdd: Number(args["ef-add"]), expansionSearch: Number(args.ef), threads: THREADS };
 // Up to --large's 3 GB the rows stay in memory (makeDataset: the data earlier figures were
 // measured on); beyond, and always with --huge, they are regenerated for every pass.
 const STREAMED = args.huge || N * DIMS * 4 > 4 * 2 ** 30;
@@ -212,18 +211,19 @@ await store.close();
 client.close();
 if (!keep) rmSync(dir, { recursive: true, force: true });
 
-// ---- raw usearch: f16 (the issue's reference) and the store's own scalar, no filter support --
+// ---- raw usearch: f16 (the issue's reference) and i8 (the store's scalar), no filter support --
 // Built after the store is closed, so the two never share memory.
 let raw: RawResult | null = null;
 // Above 10^9 values f16 is not built: it took 51 s at 300k × 384 and grows faster than linearly,
 // most of an hour at 10M for a figure beside the store's own scalar.
-const rawScalars = [...new Set([...(N * DIMS > 1e9 ? [] : ["f16"]), params.scalar] as ScalarKindName[])];
-const rawNote = N * DIMS > 1e9 && params.scalar !== "f16" ? ` (f16 not built: ${N} × ${DIMS} > 10^9 values)` : "";
+const STORE_SCALAR = "i8";
+const rawScalars: RawScalar[] = [...(N * DIMS > 1e9 ? [] : ["f16" as const]), STORE_SCALAR];
+const rawNote = N * DIMS > 1e9 ? ` (f16 not built: ${N} × ${DIMS} > 10^9 values)` : "";
 if (!args["no-raw"]) {
   for (const scalar of rawScalars) {
     progress(`raw usearch ${scalar}: building`);
     const r = await rawUsearch(data, scalar, params, truth.get(100)!, K);
-    if (scalar === params.scalar) raw = r;
+    if (scalar === STORE_SCALAR) raw = r;
     progress(`raw usearch ${scalar}: built in ${r.seconds.toFixed(1)} s`);
     results.push({ engine: `raw usearch ${scalar}`, selectivity: 100, sample: r.sample });
   }
@@ -280,13 +280,13 @@ console.log(table(
     return [label(s, keyword), raw ? fmt(v.p50 / raw.p50) : "n/a", pg ? fmt(v.qps / pg.qps, 1) : "n/a", pg ? `${fmt(v.recall, 3)} / ${fmt(pg.recall, 3)}` : "n/a"];
   }),
 ));
-console.log(`\nBuild: vecsync ${fmt(buildSeconds, 1)} s for ${N} upserts (libSQL rows + HNSW, ${THREADS} threads), then the stray sweep ${fmt(sweepSeconds, 1)} s (${stats.strays} strays), checkpoint ${fmt(checkpointSeconds, 1)} s; raw usearch ${params.scalar} build ${fmt(raw?.seconds ?? NaN, 1)} s${rawNote}${STREAMED ? "; generating the rows excluded (streamed)" : ""}`);
+console.log(`\nBuild: vecsync ${fmt(buildSeconds, 1)} s for ${N} upserts (libSQL rows + HNSW, ${THREADS} threads), then the stray sweep ${fmt(sweepSeconds, 1)} s (${stats.strays} strays), checkpoint ${fmt(checkpointSeconds, 1)} s; raw usearch ${STORE_SCALAR} build ${fmt(raw?.seconds ?? NaN, 1)} s${rawNote}${STREAMED ? "; generating the rows excluded (streamed)" : ""}`);
 const loaded = loadEvents.map((e) => e.replace(/^vector_store\./, "")).join("; ");
 console.log(`Start-up with the collection present (same process, files in the page cache): open() ${fmt(openSeconds, 2)} s, ready (HNSW) ${fmt(readySeconds, 2)} s, first search answered ${fmt(firstSearchSeconds, 2)} s (${first.path}), ${SWEEP ? `whenReady() (the stray sweep done) ${fmt(sweptSeconds, 2)} s` : "the stray sweep not waited for (--no-sweep): the queries below ran beside it"}, all from open() called${loaded ? ` [${loaded}]` : ""}`);
 const bands = calibration?.bands.map((b) => `${b.selectivity * 100}% → ${b.choice === "exact" ? "exact" : `depth ${b.choice}`} (${fmt(b.recall, 3)})`).join(", ");
 console.log(SWEEP ? `Calibration (filtered-search depth measured on this data, on the reopened store, ${fmt(calibrateSeconds, 1)} s): ${bands || "none"}` : "Calibration: not run (--no-sweep; it waits for the sweep): filtered searches took the planner's defaults");
-console.log(`Bytes per vector: vecsync memory ${fmt(stats.memoryBytes / N, 0)} (mirror: ${stats.compact ? "i8 codes (compact)" : "f32 unit vectors and i8 codes"}, metadata, pks${stats.compact ? "" : ", texts"} ${fmt((stats.memoryBytes - stats.indexBytes) / N, 0)}, HNSW ~${fmt(stats.indexBytes / N, 0)}), libSQL ${fmt(stats.sqlBytes / N, 0)}, index file ${fmt(indexFileBytes / N, 0)}; raw usearch ${params.scalar} file ${fmt(raw?.fileBytes ?? NaN, 0)}`);
-console.log(`Resident bytes per vector (process RSS, after a full GC, minus ${gb(atOpen.rss)} before the store opened): after build + checkpoint ${fmt((built.rss - atOpen.rss) / N, 0)} against the store's estimate ${fmt(stats.memoryBytes / N, 0)}; reopened and calibrated ${fmt((restarted.rss - atOpen.rss) / N, 0)} (RSS keeps what the allocators held on to from the build and the first store); raw usearch ${params.scalar} ${fmt(raw?.residentBytes ?? NaN, 0)}`);
+console.log(`Bytes per vector: vecsync memory ${fmt(stats.memoryBytes / N, 0)} (mirror: ${stats.compact ? "i8 codes (compact)" : "f32 unit vectors and i8 codes"}, metadata, pks${stats.compact ? "" : ", texts"} ${fmt((stats.memoryBytes - stats.indexBytes) / N, 0)}, HNSW ~${fmt(stats.indexBytes / N, 0)}), libSQL ${fmt(stats.sqlBytes / N, 0)}, index file ${fmt(indexFileBytes / N, 0)}; raw usearch ${STORE_SCALAR} file ${fmt(raw?.fileBytes ?? NaN, 0)}`);
+console.log(`Resident bytes per vector (process RSS, after a full GC, minus ${gb(atOpen.rss)} before the store opened): after build + checkpoint ${fmt((built.rss - atOpen.rss) / N, 0)} against the store's estimate ${fmt(stats.memoryBytes / N, 0)}; reopened and calibrated ${fmt((restarted.rss - atOpen.rss) / N, 0)} (RSS keeps what the allocators held on to from the build and the first store); raw usearch ${STORE_SCALAR} ${fmt(raw?.residentBytes ?? NaN, 0)}`);
 console.log(typeof fresh === "string"
   ? `Restarted in a fresh process: ${fresh}`
   : `Restarted in a fresh process (no build behind it): ready (HNSW) ${fmt(fresh.readySeconds, 2)} s, first search ${fmt(fresh.firstSearchSeconds, 2)} s; resident ${fmt(fresh.residentBytes / N, 0)} B/vector once ready, peak ${gb(fresh.peakBytes)} (VmHWM, the runtime included)`);

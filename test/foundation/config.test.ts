@@ -15,11 +15,6 @@ describe("happy", () => {
     expect(c.cdcPollMs).toBe(1000);
     expect(c.freeVectorBudget).toBe(1_000_000);
     expect(c.floatMirrorMb).toBeNull(); // the vector store's own default (512 MiB)
-    expect(c.graphBinding).toBe("auto");
-  });
-
-  test("VECSYNC_GRAPH=stock turns vecsync's usearch binding off", () => {
-    expect(loadConfig({}, { VECSYNC_GRAPH: "stock" }).graphBinding).toBe("stock");
   });
 
   test("VECSYNC_FLOAT_MIRROR_MB takes 0 (every collection compact) or more", () => {
@@ -69,7 +64,6 @@ describe("errors", () => {
     [{ VECSYNC_LOG_LEVEL: "loud" }, "VECSYNC_LOG_LEVEL"],
     [{ VECSYNC_FREE_VECTOR_BUDGET: "lots" }, "VECSYNC_FREE_VECTOR_BUDGET"],
     [{ VECSYNC_FLOAT_MIRROR_MB: "-1" }, "VECSYNC_FLOAT_MIRROR_MB"],
-    [{ VECSYNC_GRAPH: "fast" }, "VECSYNC_GRAPH"],
     [{ VECSYNC_JWT_SECRET: "s".repeat(31) }, "VECSYNC_JWT_SECRET"],
   ])("%p names the variable", (env, name) => {
     expect(() => loadConfig({}, env)).toThrow(new RegExp(`^${name} must be`));

@@ -6,7 +6,7 @@ import { readFileSync, rmSync, statfsSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Index, MetricKind, ScalarKind } from "usearch";
-import type { IndexParams, ScalarKindName } from "../../../src/drivers/vector-store/types.ts";
+import type { IndexParams } from "../../../src/drivers/vector-store/types.ts";
 import { type Chunk, type DataSource, recallAt } from "./data.ts";
 import { measure, type Sample } from "./measure.ts";
 import { MAINTENANCE_WORK_MEM_GB } from "./pgvector.ts";
@@ -62,8 +62,11 @@ export interface RawResult {
   residentBytes: number; // per vector: RSS after the build minus before
 }
 
+/** A raw baseline's scalar: the store's index is i8 always; f16 is the reference. */
+export type RawScalar = "f32" | "f16" | "i8";
+
 /** usearch alone (no filters, no rows): keys are row ids, added a chunk at a time. */
-export async function rawUsearch(data: DataSource, scalar: ScalarKindName, params: IndexParams, truth: number[][], k: number): Promise<RawResult> {
+export async function rawUsearch(data: DataSource, scalar: RawScalar, params: IndexParams, truth: number[][], k: number): Promise<RawResult> {
   const quantization = { f32: ScalarKind.F32, f16: ScalarKind.F16, i8: ScalarKind.I8 }[scalar];
   const before = await memory();
   const raw = new Index({ dimensions: data.dims, metric: MetricKind.Cos, quantization, connectivity: params.connectivity, expansion_add: params.expansionAdd, expansion_search: params.expansionSearch, multi: false });

@@ -1,8 +1,7 @@
-// Insertions off the event loop (HnswIndex.addAsync, where the binding offers it): the later
-// indexer's (later.ts) and a compaction's or rebuild's build (compaction.ts). The loop only
-// gathers the rows' vectors; the graph's work runs on a thread of its own, at a lower priority.
+// Insertions off the event loop (HnswIndex.addAsync): the later indexer's (later.ts) and a
+// compaction's or rebuild's build (compaction.ts). The loop only gathers the rows' codes; the
+// graph's work runs on a thread of its own, at a lower priority.
 import type { Added } from "./back-links.ts";
-import type { Vectors } from "./graph.ts";
 import type { HnswIndex } from "./hnsw.ts";
 import { GATHER_ROWS, type Mirror } from "./mirror.ts";
 
@@ -10,9 +9,9 @@ import { GATHER_ROWS, type Mirror } from "./mirror.ts";
 export async function addCurrentVersionsAsync(index: HnswIndex, mirror: Mirror, rids: number[]): Promise<Added> {
   const sorted = Float64Array.from(rids).sort();
   const versions = Array.from(sorted, (rid) => mirror.versionOf(rid) % 2 ** 32);
-  const parts: Vectors[] = [];
+  const parts: Int8Array[] = [];
   for (let i = 0; i < sorted.length; ) {
-    const part = mirror.gatherForIndex(sorted, i, GATHER_ROWS).slice();
+    const part = mirror.gatherCodes(sorted, i, GATHER_ROWS).slice();
     parts.push(part);
     i += part.length / mirror.dims;
   }
@@ -20,10 +19,10 @@ export async function addCurrentVersionsAsync(index: HnswIndex, mirror: Mirror, 
   return { rids: sorted, versions, linked };
 }
 
-function concat(parts: Vectors[]): Vectors {
+function concat(parts: Int8Array[]): Int8Array {
   if (parts.length === 1) return parts[0]!;
   const length = parts.reduce((n, p) => n + p.length, 0);
-  const out = parts[0] instanceof Int8Array ? new Int8Array(length) : new Float32Array(length);
+  const out = new Int8Array(length);
   let at = 0;
   for (const part of parts) {
     out.set(part, at);

@@ -1,11 +1,12 @@
 // Rows decided by their back links instead of a search (issue 16: the searches that checked every
 // written row were about a quarter of a 1M-row build's CPU). vecsync's binding counts, for each
-// row an insertion added, how many of its base-level neighbours link back to it, once every row of
-// the insertion is in (native/graph/graph.cpp `back_links`, graph.ts `add`/`addAsync`). A row no
-// neighbour links back to cannot be reached at the base level; one with several nearly always is
-// found by a search for its own vector. So the rows with few are searched for at once (strays.ts
-// checkStrays), and the others leave the stray list and are searched for in the next quiet spell
-// (sweeper.ts `verifyLater`), or by the sweep after a fill, which searches for every row anyway.
+// row an insertion added, how many of its base-level neighbours link back to it, once every row
+// of the insertion is in (native/graph/graph.cpp `back_links`; `Graph.add`/`addAsync`,
+// src/native/usearch.ts). A row no neighbour links back to cannot be reached at the base level;
+// one with several nearly always is found by a search for its own vector. So the rows with few are
+// searched for at once (strays.ts checkStrays), and the others leave the stray list and are
+// searched for in the next quiet spell (sweeper.ts `verifyLater`), or by the sweep after a fill,
+// which searches for every row anyway.
 import type { HnswIndex } from "./hnsw.ts";
 import type { Mirror } from "./mirror.ts";
 
@@ -19,7 +20,7 @@ import type { Mirror } from "./mirror.ts";
  */
 export const LINKS_FOUND = 4;
 
-/** An insertion's rows (sorted rids), the versions inserted, and their back links (null: the binding does not count them). */
+/** An insertion's rows (sorted rids), the versions inserted, and their back links (null: none were asked for). */
 export type Added = { rids: ArrayLike<number>; versions: ArrayLike<number>; linked: Uint8Array | null };
 
 /**

@@ -12,12 +12,13 @@ import { open } from "node:fs/promises";
 import { fsyncPath, fsyncPathAsync } from "../../shared/files.ts";
 import { join } from "node:path";
 import { crc32 } from "node:zlib";
-import { HnswIndex, SCALAR_BYTES } from "./hnsw.ts";
+import { HnswIndex } from "./hnsw.ts";
 import { checkIndexFile } from "./index-file.ts";
 import { searchBreadth } from "./planner.ts";
 import type { IndexParams } from "./types.ts";
 
 const FORMAT = 1;
+const SCALAR = "i8"; // the index's, a byte a dimension: a description naming another is refused
 /**
  * Rows a description lists: strays and rows not yet searched for (a fill's), up to this many.
  * A list cut short is not whole, and a restart then sweeps every row.
@@ -65,9 +66,9 @@ export interface CheckpointMeta {
    */
   strayDepth?: number;
   /**
-   * The rows of an i8 index were checked asking it with their own i8 codes, as searches ask it
-   * since 2026-11-25 (before, an index given f32 vectors while the mirror kept them was asked with
-   * f32 vectors, which usearch casts otherwise). Without it an i8 file's list is not whole.
+   * The rows were checked asking the index with their own i8 codes, as searches ask it. A
+   * description without it comes from a start that checked some rows with f32 vectors (usearch
+   * casts those otherwise): its list is not whole.
    */
   codesChecked?: boolean;
 }
@@ -126,7 +127,7 @@ export async function saveCheckpointIndex(dir: string, collection: string, gener
   const tmp = join(dir, `${file}.tmp`);
   const strayed = strayFields(index, strays);
   const count = await index.saveAsync(tmp);
-  const meta = { format: FORMAT, collection, generation, seq, count, dimensions: index.dims, scalar: index.params.scalar, connectivity: index.params.connectivity, file, ...strayed };
+  const meta = { format: FORMAT, collection, generation, seq, count, dimensions: index.dims, scalar: SCALAR, connectivity: index.params.connectivity, file, ...strayed };
   return { dir, base, tmp, meta };
 }
 
@@ -175,7 +176,7 @@ function strayFields(index: HnswIndex, strays: StrayState): Pick<CheckpointMeta,
     straysChecked: strays.checkedAll && listed.length <= cap,
     sweepMs: Math.round(strays.sweepMs),
     strayDepth: searchBreadth(index.liveSize, index.params.expansionSearch),
-    codesChecked: index.params.scalar === "i8",
+    codesChecked: true,
   };
 }
 
@@ -203,12 +204,11 @@ function firstDistinct(a: Set<number>, b: readonly number[], max: number): numbe
  * rows were checked no deeper than those searches run: deletes since the save lower the breadth,
  * as would a change of its rule. A description without `strayDepth` (before 2026-11-24) counts
  * as checked at the breadth of its key count, an upper bound (dead keys included). Nor does the
- * list of an i8 index checked before searches asked it with codes (`codesChecked`).
+ * list of an index checked before searches asked it with codes (`codesChecked`).
  */
 export function strayListFits(meta: CheckpointMeta, liveRows: number, expansionSearch: number): boolean {
   const depth = typeof meta.strayDepth === "number" ? meta.strayDepth : searchBreadth(meta.count, expansionSearch);
-  const asked = meta.scalar !== "i8" || meta.codesChecked === true;
-  return meta.straysChecked === true && asked && depth <= searchBreadth(liveRows, expansionSearch);
+  return meta.straysChecked === true && meta.codesChecked === true && depth <= searchBreadth(liveRows, expansionSearch);
 }
 
 /** The description, written to a temp name, fsynced, renamed over the old one. */
@@ -270,7 +270,7 @@ function vetCheckpoint(dir: string, meta: CheckpointMeta, dims: number, params: 
   if (bytes !== meta.bytes) return `index file is ${bytes} bytes, expected ${meta.bytes}`;
   const crc = fileCrc32(path);
   if (crc !== meta.crc32) return "index file checksum mismatch";
-  const info = checkIndexFile(path, { dimensions: dims, bytesPerVector: dims * SCALAR_BYTES[params.scalar], connectivity: params.connectivity });
+  const info = checkIndexFile(path, { dimensions: dims, bytesPerVector: dims, connectivity: params.connectivity });
   if (typeof info === "string") return info;
   if (info.count !== meta.count) return `index holds ${info.count} vectors, its description ${meta.count}`;
   if (!recorded) return "no checkpoint recorded in libSQL";
@@ -294,7 +294,7 @@ export function loadCheckpoint(dir: string, collection: string, generation: numb
   const meta = readMeta(dir, baseName(collection, generation));
   if (typeof meta === "string") return { ok: false, problem: meta };
   if (meta.collection !== collection || meta.generation !== generation) return { ok: false, problem: "checkpoint of another collection" };
-  if (meta.dimensions !== dims || meta.scalar !== params.scalar || meta.connectivity !== params.connectivity) {
+  if (meta.dimensions !== dims || meta.scalar !== SCALAR || meta.connectivity !== params.connectivity) {
     return { ok: false, problem: "checkpoint made with other index parameters" };
   }
   const problem = vetCheckpoint(dir, meta, dims, params, recorded);

@@ -10,8 +10,7 @@ import { foreground } from "../../shared/foreground.ts";
 import { addCurrentVersionsAsync } from "./adds-async.ts";
 import { addCurrentVersions, HnswIndex } from "./hnsw.ts";
 import type { Mirror } from "./mirror.ts";
-import { Steps } from "./pace.ts";
-import { missingRows, REBUILD_STEP_ROWS } from "./restart.ts";
+import { missingRows } from "./restart.ts";
 import type { CollectionStatus } from "./types.ts";
 
 /** What a compaction reads of its generation. */
@@ -29,23 +28,22 @@ const FINAL_ROWS = 256;
 export type Compacted = { index: HnswIndex; left: number[] };
 
 /**
- * Builds the compacted index in short steps (pace.ts) with `pause` between them, then catches up
- * with the rows written meanwhile until few remain, and adds those with no await before returning:
+ * Builds the compacted index off the event loop (addInSteps), then catches up with the rows
+ * written meanwhile until few remain, and adds those with no await before returning:
  * the caller swaps it in in the same turn, so it holds every live row's current version. A change
  * stream faster than the build (2,000 changes/s against a few hundred insertions/s) would keep a
  * catch-up from ever ending: once a round does not halve what is left, the rest is returned as
  * `left`, for the caller to note as strays (found exactly, inserted later). Null when the
  * generation closed, or its index was replaced or fell out of `ready` meanwhile.
  */
-export async function buildCompacted(host: CompactionHost, pause: () => Promise<void>): Promise<Compacted | null> {
+export async function buildCompacted(host: CompactionHost): Promise<Compacted | null> {
   const serving = host.hnsw;
   const next = new HnswIndex(serving.dims, serving.params);
-  const steps = new Steps(16, REBUILD_STEP_ROWS);
   const gone = () => host.closed || host.status !== "ready" || host.hnsw !== serving;
   let todo = host.mirror.liveRids();
   let left: number[] = [];
   for (let before = Infinity; ; ) {
-    if (!(await addInSteps(next, host.mirror, todo, steps, pause, gone)) || gone()) return null;
+    if (!(await addInSteps(next, host.mirror, todo, gone)) || gone()) return null;
     todo = Uint32Array.from(missingRows(next, host.mirror));
     if (todo.length <= FINAL_ROWS) break;
     if (todo.length > before / 2) {
@@ -65,24 +63,17 @@ const OFF_LOOP_BUILD_ROWS = 2048;
 
 /**
  * Adds the current versions of the live rows among `rids` to `index` (a compaction's build, a
- * rebuild). Where the binding inserts off the loop, a few thousand rows at a time there, with a
- * turn for the foreground between them (`yieldTurn`): the event loop only gathers vectors. Else
- * a time-sized step at a time on the loop, with `pause` between steps. False if `stop` said so.
- * On the loop, under a steady change stream, a compaction of 48k rows took a tenth of the loop
- * for minutes, beside the stream it was compacting for (`bun run bench pipeline`).
+ * rebuild), off the event loop a few thousand rows at a time, with a turn for the foreground
+ * between them (`yieldTurn`): the event loop only gathers codes. False if `stop` said so. On the
+ * loop, in time-sized steps, under a steady change stream a compaction of 48k rows took a tenth
+ * of the loop for minutes, beside the stream it was compacting for (`bun run bench pipeline`).
  */
-export async function addInSteps(index: HnswIndex, mirror: Mirror, rids: Uint32Array, steps: Steps, pause: () => Promise<void>, stop: () => boolean): Promise<boolean> {
+export async function addInSteps(index: HnswIndex, mirror: Mirror, rids: Uint32Array, stop: () => boolean): Promise<boolean> {
   for (let i = 0; i < rids.length; ) {
     if (stop()) return false;
-    if (index.addsOffLoop) {
-      const step = Array.from(rids.subarray(i, (i += OFF_LOOP_BUILD_ROWS))).filter((rid) => mirror.isLive(rid));
-      await addCurrentVersionsAsync(index, mirror, step);
-      await foreground.yieldTurn();
-      continue;
-    }
-    const step = Array.from(rids.subarray(i, (i += steps.size))).filter((rid) => mirror.isLive(rid));
-    steps.run(step.length, () => addCurrentVersions(index, mirror, step));
-    await pause();
+    const step = Array.from(rids.subarray(i, (i += OFF_LOOP_BUILD_ROWS))).filter((rid) => mirror.isLive(rid));
+    await addCurrentVersionsAsync(index, mirror, step);
+    await foreground.yieldTurn();
   }
   return true;
 }

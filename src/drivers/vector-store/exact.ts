@@ -115,7 +115,7 @@ export function codesTopK(mirror: Mirror, query: Float32Array, rids: ArrayLike<n
 
 /**
  * Exact cosine distances (f64 accumulation over the f32 vectors) of a few rids, read in place
- * from the mirror. The HNSW index may hold f16/i8 vectors: these are the scores we return.
+ * from the mirror. The HNSW index holds i8 codes: these are the scores we return.
  */
 export function rescore(mirror: Mirror, query: Float32Array, rids: ArrayLike<number>): Candidate[] {
   const dims = mirror.dims;

@@ -16,9 +16,9 @@ import { Mutex } from "./lock.ts";
 import { Mirror, type MirrorMemory } from "./mirror.ts";
 import type { Calibration } from "./planner.ts";
 import { readChangesSince } from "./reads.ts";
-import { LOAD_CHECKED_ROWS, REBUILD_STEP_ROWS, restore, uncheckedSince } from "./restart.ts";
+import { LOAD_CHECKED_ROWS, restore, uncheckedSince } from "./restart.ts";
 import { BACKLOG, LaterIndexer, STREAM_BACKLOG } from "./later.ts";
-import { Pacer, Steps } from "./pace.ts";
+import { Pacer } from "./pace.ts";
 import { Pins } from "./pins.ts";
 import { checkStrays } from "./strays.ts";
 import { StraySweeper } from "./sweeper.ts";
@@ -60,7 +60,7 @@ export class Generation implements GenerationRef {
     private readonly log: StoreLog,
     memory: MirrorMemory = {},
   ) {
-    this.mirror = new Mirror(spec, { ...memory, indexCodes: params.scalar === "i8" });
+    this.mirror = new Mirror(spec, memory);
     this.hnsw = new HnswIndex(spec.dimensions, params);
     this.sweeper = new StraySweeper(this, (event, fields) => this.log(event, { collection, generation, ...fields }));
     this.checkpoints = new Checkpoints({
@@ -149,9 +149,9 @@ export class Generation implements GenerationRef {
   private async rebuild(client: Client): Promise<void> {
     const started = performance.now();
     const rids = this.mirror.liveRids();
-    // Short steps (pace.ts), resting while writes go on. Writes during the rebuild go to this same
-    // index; `add` skips versions already placed.
-    const done = await addInSteps(this.hnsw, this.mirror, rids, new Steps(16, REBUILD_STEP_ROWS), this.pace.pauser(), () => this.closed);
+    // Off the event loop, a few thousand rows at a time (compaction.ts addInSteps). Writes during
+    // the rebuild go to this same index; `add` skips versions already placed.
+    const done = await addInSteps(this.hnsw, this.mirror, rids, () => this.closed);
     if (!done || this.closed) return;
     this.mirror.lend(this.hnsw); // an empty index lent nothing: now it holds every row
     this.status = "ready";
@@ -209,7 +209,7 @@ export class Generation implements GenerationRef {
 
   private async compact(client: Client): Promise<void> {
     const started = performance.now();
-    const built = await buildCompacted(this, this.pace.pauser());
+    const built = await buildCompacted(this);
     if (!built) return;
     this.hnsw = built.index;
     if (built.left.length > 0) this.later.note(built.left); // found as strays at once, inserted soon
@@ -261,16 +261,12 @@ export class Generation implements GenerationRef {
     this.pace.noteWrite();
     this.retireVersions(order);
     const hadFloats = this.mirror.hasFloats;
-    const hadCodes = this.mirror.indexGetsCodes;
     rows.forEach((row, i) => {
       const rid = rids.get(row.pk);
       if (rid !== undefined) this.mirror.set(rid, row.vector, typed[i]!, row.pk, row.text, seq);
     });
-    // Turned compact: the index lends the codes it holds. Where it was given f32 vectors (an index
-    // not of i8), searches now ask it with codes (search.ts hnswCandidates), and the rows so far
-    // were checked with their f32 vectors, so the strays are checked again.
+    // Turned compact: the index lends the codes it holds.
     if (hadFloats && !this.mirror.hasFloats) this.mirror.lend(this.hnsw);
-    if (!hadCodes && this.mirror.indexGetsCodes) this.sweeper.owe();
     if (indexLater) this.later.note(order);
     else this.addNow(order);
     this.checkpoints.noteWritten(order.length);

@@ -20,15 +20,12 @@
 // are skipped in results and counted, and the generation compacts (rebuilds) the index once the
 // dead share passes COMPACT_DEAD_SHARE. Files we write therefore never hold a deleted slot,
 // and checkpoint.ts refuses any file that does before usearch sees it.
+import { type Graph, openGraph, type Vectors } from "../../native/usearch.ts";
 import type { Added } from "./back-links.ts";
-import { type Binding, type Graph, openGraph, rowsOf, type Vectors } from "./graph.ts";
 import { GATHER_ROWS, type Mirror } from "./mirror.ts";
 import { searchBreadth } from "./planner.ts";
 import { CountedSet, StrayCodes } from "./stray-scan.ts";
-import type { IndexParams, ScalarKindName } from "./types.ts";
-
-/** Bytes per scalar in the index, for memory accounting and file validation. */
-export const SCALAR_BYTES: Record<ScalarKindName, number> = { f32: 4, f16: 2, i8: 1 };
+import type { IndexParams } from "./types.ts";
 
 const VERSION_SPAN = 2 ** 32;
 
@@ -88,6 +85,13 @@ export function checkDepths(asked: number, expansionSearch: number, liveRows: nu
   return depths;
 }
 
+/** Rows `indices` of an n × dims matrix, in a new buffer of the same type (usearch ignores view offsets). */
+function rowsOf<T extends Vectors>(vectors: T, indices: number[], dims: number): T {
+  const out = (vectors instanceof Int8Array ? new Int8Array(indices.length * dims) : new Float32Array(indices.length * dims)) as T;
+  indices.forEach((from, to) => out.set(vectors.subarray(from * dims, (from + 1) * dims), to * dims));
+  return out;
+}
+
 /** Is (rid, version) the row's current vector? Supplied by the generation from its mirror. */
 export type IsCurrent = (rid: number, version: number) => boolean;
 
@@ -115,9 +119,8 @@ export class HnswIndex {
   constructor(
     readonly dims: number,
     readonly params: IndexParams,
-    binding?: Binding,
   ) {
-    this.graph = openGraph(dims, params, SELF_CHECK_EF, binding);
+    this.graph = openGraph(dims, params, SELF_CHECK_EF);
   }
 
   /** Every key, live or dead. */
@@ -131,37 +134,31 @@ export class HnswIndex {
 
   /**
    * Adds row versions not yet present (a replay may offer one twice). `vectors`: n × dims, offset 0.
-   * With `links`, answers each row's back links where the binding counts them (as `addAsync`);
-   * else null (a rebuild or compaction, whose sweep follows, asks for none).
+   * With `links`, answers each row's back links (as `addAsync`); else null (a rebuild or
+   * compaction, whose sweep follows, asks for none).
    */
   add(rids: ArrayLike<number>, versions: ArrayLike<number>, vectors: Vectors, links = false): Uint8Array | null {
-    const linked = links && this.graph.countsLinks ? new Uint8Array(rids.length) : null;
+    const linked = links ? new Uint8Array(rids.length) : null;
     if (rids.length === 0) return linked;
     this.graph.add(keysOf(rids, versions), vectors, this.params.threads, linked ?? undefined);
     this.onAdded?.(rids, versions);
     return linked;
   }
 
-  /** Whether adds can run off the event loop (`addAsync` without waiting on it). */
-  get addsOffLoop(): boolean {
-    return this.graph.addAsync !== null;
-  }
-
   /**
-   * `add` on a thread of its own where the binding offers it (else `add`, now). Searches may run
-   * meanwhile; `vectors` must be the caller's own buffer, unchanged until this settles.
+   * `add` on a thread of its own. Searches may run meanwhile; `vectors` must be the caller's own
+   * buffer, unchanged until this settles.
    *
    * The generation counts a key dead when it retires a row version the index holds (`has`). A
    * version replaced or deleted while its insertion ran would escape that count, or, retired
    * between the insertion's end and this method's, be counted twice. So keys in flight are not
    * "held" for `has`, and those whose row version stopped being current are counted here.
    *
-   * Answers, where the binding counts them, each row's back links once all are in (graph.ts
-   * `addAsync`'s `linked`: 0 a stray at the base level, 255 a version already held); else null.
+   * Answers each row's back links once all are in (Graph `addAsync`'s `linked`: 0 a stray at the
+   * base level, 255 a version already held).
    */
-  async addAsync(rids: ArrayLike<number>, versions: ArrayLike<number>, vectors: Vectors, isCurrent: IsCurrent): Promise<Uint8Array | null> {
+  async addAsync(rids: ArrayLike<number>, versions: ArrayLike<number>, vectors: Vectors, isCurrent: IsCurrent): Promise<Uint8Array> {
     if (rids.length === 0) return new Uint8Array(0);
-    if (!this.graph.addAsync) return this.add(rids, versions, vectors, true);
     // One at a time: the binding reserves room under the graph's lock on the calling thread, which
     // would hold the event loop until an insertion in flight (a rebuild's, the later indexer's) ends.
     const before = this.inserting;
@@ -172,8 +169,7 @@ export class HnswIndex {
 
   private inserting: Promise<unknown> = Promise.resolve();
 
-  private async addAsyncNow(rids: ArrayLike<number>, versions: ArrayLike<number>, vectors: Vectors, isCurrent: IsCurrent): Promise<Uint8Array | null> {
-    if (!this.graph.addAsync) return this.add(rids, versions, vectors, true);
+  private async addAsyncNow(rids: ArrayLike<number>, versions: ArrayLike<number>, vectors: Vectors, isCurrent: IsCurrent): Promise<Uint8Array> {
     const linked = new Uint8Array(rids.length);
     const keys = keysOf(rids, versions);
     const present = this.graph.contains(keys);
@@ -206,13 +202,13 @@ export class HnswIndex {
    */
   search(query: Float32Array | Int8Array, k: number, isCurrent: IsCurrent): { rids: number[]; distances: Float32Array; exhausted: boolean } {
     const asked = this.askedFor(k);
-    const found = this.graph.search(query, asked, 1);
-    const words = keyWords(found.keys);
+    const [keys, dist] = this.graph.search(query, asked, 1);
+    const words = keyWords(keys);
     const rids: number[] = [];
     const distances: number[] = [];
     let real = 0;
-    for (let i = 0; i < found.keys.length; i++) {
-      const d = found.distances[i]!;
+    for (let i = 0; i < keys.length; i++) {
+      const d = dist[i]!;
       // usearch pads missing results; a real match always has a finite distance
       if (!Number.isFinite(d) || d >= 3.0e38) break;
       real++;
@@ -268,9 +264,8 @@ export class HnswIndex {
   /** One batched search asking `asked` results (so ef ≥ asked): is each row among the first `k` current? */
   private selfSearch(rids: ArrayLike<number>, versions: ArrayLike<number>, vectors: Float32Array | Int8Array, k: number, asked: number, isCurrent: IsCurrent): boolean[] {
     const n = rids.length;
-    const found = this.graph.search(vectors, asked, threadsFor(n, this.params.threads));
-    const { distances } = found;
-    const words = keyWords(found.keys);
+    const [keys, distances] = this.graph.search(vectors, asked, threadsFor(n, this.params.threads));
+    const words = keyWords(keys);
     const out: boolean[] = [];
     for (let q = 0; q < n; q++) {
       const ownRid = rids[q]!;
@@ -303,7 +298,7 @@ export class HnswIndex {
     this.graph.save(path);
   }
 
-  /** `save` off the event loop where the binding can; the count of keys in the file. */
+  /** `save` off the event loop; the count of keys in the file. */
   saveAsync(path: string): Promise<number> {
     return this.graph.saveAsync(path);
   }
@@ -313,12 +308,12 @@ export class HnswIndex {
   }
 
   /**
-   * An estimate: each key's vector at the index's scalar width plus its level-0 graph (2M links
-   * of 4 B) and header; the slots reserved ahead (the binding reserves ceil2(size)) hold only
-   * lookup entries until used (~16 B each).
+   * An estimate: each key's codes (a byte a dimension) plus its level-0 graph (2M links of 4 B)
+   * and header; the slots reserved ahead (the binding reserves ceil2(size)) hold only lookup
+   * entries until used (~16 B each).
    */
   memoryBytes(): number {
-    const perVector = this.dims * SCALAR_BYTES[this.params.scalar] + this.params.connectivity * 2 * 4 + 16;
+    const perVector = this.dims + this.params.connectivity * 2 * 4 + 16;
     return this.size * perVector + (this.graph.capacity() - this.size) * 16;
   }
 }
@@ -326,18 +321,17 @@ export class HnswIndex {
 /**
  * (Re-)adds rids' current versions from the mirror, in gather-sized batches (ascending rids: one
  * slab each, so each batch is one gather). Versions already in the index are skipped (`add`).
- * Answers what it added, with the back links where asked and the binding counts them (back-links.ts).
+ * Answers what it added, with the back links where asked (back-links.ts).
  */
 export function addCurrentVersions(index: HnswIndex, mirror: Mirror, rids: number[], links = false): Added {
   const sorted = Float64Array.from(rids).sort();
   const versions = Array.from(sorted, (rid) => mirror.versionOf(rid) % 2 ** 32);
-  let linked: Uint8Array | null = links ? new Uint8Array(sorted.length) : null;
+  const linked: Uint8Array | null = links ? new Uint8Array(sorted.length) : null;
   for (let i = 0; i < sorted.length; ) {
-    const vectors = mirror.gatherForIndex(sorted, i, GATHER_ROWS).slice();
+    const vectors = mirror.gatherCodes(sorted, i, GATHER_ROWS).slice();
     const n = vectors.length / mirror.dims;
     const part = index.add(sorted.subarray(i, i + n), versions.slice(i, i + n), vectors, links);
     if (part) linked?.set(part, i);
-    else linked = null;
     i += n;
   }
   return { rids: sorted, versions, linked };

@@ -12,15 +12,14 @@
 // writer with more than BACKLOG rows waiting is held back (`settle`) before its write, so the
 // index sets a fast writer's pace and searches never score more than about BACKLOG strays.
 //
-// Where the binding offers it (graph.ts), the insertion runs off the event loop: OFF_LOOP_ROWS
-// rows at a time on a thread of their own, while the loop serves searches and writes and runs
-// the last batch's checks in steps. Only the check is then loop work.
+// The insertion runs off the event loop (HnswIndex.addAsync): OFF_LOOP_ROWS rows at a time on a
+// thread of their own, while the loop serves searches and writes and runs the last batch's checks
+// in steps. Only the check is loop work.
 import { foreground } from "../../shared/foreground.ts";
 import { type Added, byBackLinks } from "./back-links.ts";
 import { addCurrentVersionsAsync } from "./adds-async.ts";
 import { addCurrentVersions, type HnswIndex } from "./hnsw.ts";
 import type { Mirror } from "./mirror.ts";
-import { Steps } from "./pace.ts";
 import { DeeperChecks } from "./strays.ts";
 import type { CollectionStatus } from "./types.ts";
 
@@ -57,8 +56,6 @@ export class LaterIndexer {
   private readonly waiting = new Set<number>();
   private settled: { max: number; resolve: () => void }[] = [];
   private running: Promise<void> | null = null;
-  /** Steps sized by time (pace.ts): ~1 ms a row for the add and its check at 256 dimensions. */
-  private readonly steps = new Steps(4, 256);
   private readonly deeper = new DeeperChecks();
   /** Rows taken for an insertion off the loop that has not ended, and that insertion. */
   private inFlight = 0;
@@ -163,28 +160,16 @@ export class LaterIndexer {
       // wait it goes at once, so the inserting thread is not idle while a change stream outruns
       // it (2,000/s). Fewer rows wait out the foreground first: an insertion of a fill's one
       // 64-row write costs ~25 % more CPU a row than one of 256 (its threads start per call).
-      const startsAdd = this.owner.hnsw.addsOffLoop && this.waiting.size >= OFF_LOOP_ROWS && !this.holdCount && !this.adding;
+      const startsAdd = this.waiting.size >= OFF_LOOP_ROWS && !this.holdCount && !this.adding;
       await (startsAdd || this.settled.length > 0 ? foreground.turn() : foreground.yieldTurn());
       const { hnsw, mirror, status } = this.owner;
-      const offLoop = hnsw.addsOffLoop;
-      // Off the loop an insertion always runs if it can; on it, checks that piled up go first.
-      if (this.waiting.size > 0 && !this.holdCount && (offLoop ? !this.adding : !this.deeper.full)) {
-        const step = this.take(offLoop ? OFF_LOOP_ROWS : this.steps.size);
+      // An insertion always runs if it can; the last one's checks go on beside it.
+      if (this.waiting.size > 0 && !this.holdCount && !this.adding) {
+        const step = this.take(OFF_LOOP_ROWS);
         // While loading nothing is written; while rebuilding the rebuild places what it lists and
         // `add` skips versions already placed, and the sweep after it finds the strays.
         if (status === "loading") continue;
-        if (offLoop) {
-          this.adding = this.addOffLoop(hnsw, mirror, step).finally(() => (this.adding = null));
-          continue;
-        }
-        this.steps.run(step.length, () => {
-          const added = addCurrentVersions(hnsw, mirror, step, true);
-          if (status !== "ready") return;
-          const { now, later } = byBackLinks(hnsw, mirror, added);
-          this.deeper.checkFirst(hnsw, mirror, now);
-          this.owner.verifyLater(later);
-        });
-        this.wakeSettled();
+        this.adding = this.addOffLoop(hnsw, mirror, step).finally(() => (this.adding = null));
       } else if (this.deeper.waiting > 0) {
         // Rows whose first check missed, a batch at a time; they stay stray-listed (so found) until then.
         if (status === "ready") this.deeper.run(hnsw, mirror);

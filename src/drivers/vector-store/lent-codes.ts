@@ -1,9 +1,9 @@
 // A compact mirror's i8 codes, read from the HNSW index instead of kept twice (issue 16: ≤ 1.5 KB
-// a vector at 768 dimensions). An i8 index is given each row's codes as they are (mirror.ts
-// gatherForIndex) and keeps them byte for byte, so once a row's current version is in the graph
+// a vector at 768 dimensions). The i8 index is given each row's codes as they are (mirror.ts
+// gatherCodes) and keeps them byte for byte, so once a row's current version is in the graph
 // the mirror's copy is a second one: at 1M × 768, 0.77 KB a vector of 1.9–2.0. Here the mirror
 // keeps only the codes of rows the graph does not hold yet (written, waiting for their insertion:
-// later.ts) and reads the rest with our binding's `gather` (native/graph/graph.cpp), one native call
+// later.ts) and reads the rest with the graph's `gather` (native/graph/graph.cpp), one native call
 // a gather of up to GATHER_ROWS rows.
 //
 // Rows leave `pending` only when the graph holds their current version with the same codes: an
@@ -72,7 +72,7 @@ export class LentCodes {
       }
     }
     const out = this.scratch.subarray(0, n * d);
-    const missing = this.index.graph.gather!(this.keys.subarray(0, n), out);
+    const missing = this.index.graph.gather(this.keys.subarray(0, n), out);
     // A row neither kept here nor in the graph would score as a zero vector: never findable.
     if (missing > 0) throw new Error(`${missing} rows' codes are neither in the index nor in the mirror`);
     if (kept) {
@@ -100,7 +100,7 @@ export class LentCodes {
         this.words[2 * i + 1] = asked[at + i] ? versions[at + i]! % 4294967296 : 0xffffffff;
       }
       const theirs = this.scratch.subarray(0, m * this.dims);
-      this.index.graph.gather!(this.keys.subarray(0, m), theirs);
+      this.index.graph.gather(this.keys.subarray(0, m), theirs);
       for (let i = 0; i < m; i++) if (asked[at + i]) out[at + i] = sameCodes(own(at + i), theirs, i * this.dims, this.dims);
     }
     return out;

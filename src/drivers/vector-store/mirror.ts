@@ -9,7 +9,7 @@
 // texts for good and keeps the codes only, a quarter of the f32 size. Its scores are then the
 // codes' cosines, close but not exact; search.ts reads the few final candidates' f32 vectors and
 // texts back from libSQL (refine.ts) and returns exact scores as before. A compact mirror then
-// reads the codes of the rows an i8 index holds from the index itself (`lend`, lent-codes.ts).
+// reads the codes of the rows the index holds from the index itself (`lend`, lent-codes.ts).
 import type { ColumnAccess } from "./filters/index.ts";
 import { quantizeInto } from "./quantize.ts";
 import { booleanColumn, type ColumnStore, keywordColumn, numberColumn } from "./columns.ts";
@@ -43,11 +43,6 @@ export interface MirrorMemory {
   floatBytes?: number;
   /** How long writes must have paused before a range block is made again (default RANGE_QUIET_MS). */
   rangeQuietMs?: number;
-  /**
-   * The index stores i8 (IndexParams.scalar): it is given the rows' codes even while f32 vectors
-   * are kept, and keeps them byte for byte, so a compact mirror can read them back (`lend`).
-   */
-  indexCodes?: boolean;
 }
 
 export class Mirror {
@@ -61,8 +56,6 @@ export class Mirror {
   private readonly vectors: VectorSlabs;
   /** Set while the index lends the codes (`lend`): the slabs then keep none. */
   private lent: LentCodes | null = null;
-  /** The index is given codes (MirrorMemory.indexCodes), not f32 vectors. */
-  private readonly indexCodes: boolean;
   private live: Uint8Array;
   /** Each row's vector version (its `vec_seq`): with the rid it names the row's index key (hnsw.ts). */
   private versions: Float64Array;
@@ -88,7 +81,6 @@ export class Mirror {
     this.dims = spec.dimensions;
     this.keepTexts = memory.keepTexts ?? true;
     this.floatBytes = memory.floatBytes ?? Infinity;
-    this.indexCodes = memory.indexCodes ?? false;
     this.vectors = new VectorSlabs(this.dims);
     if (this.floatBytes <= 0) this.compact();
     this.capacity = initialRows;
@@ -246,14 +238,12 @@ export class Mirror {
     return out;
   }
 
-  /** Does the index get rows' codes (an i8 index, or a compact mirror), not their f32 vectors? Searches ask it likewise. */
-  get indexGetsCodes(): boolean {
-    return this.indexCodes || !this.hasFloats;
-  }
-
-  /** What the index is given for a row (and searched with to find it): its f32 vector or its codes (`indexGetsCodes`). Own buffer. */
-  indexVectorOf(rid: number): Float32Array | Int8Array {
-    return this.indexGetsCodes ? this.gatherCodes([rid], 0, 1).slice() : this.vectorOf(rid);
+  /**
+   * What the index is given for a row, and searched with to find it: its codes, which the i8 index
+   * keeps byte for byte, so a compact mirror can read them back (`lend`). Own buffer.
+   */
+  indexVectorOf(rid: number): Int8Array {
+    return this.gatherCodes([rid], 0, 1).slice();
   }
 
   /**
@@ -265,26 +255,20 @@ export class Mirror {
     return this.vectors.gather(rids, from, max);
   }
 
-  /** `gather` of what the index is given (`indexGetsCodes`). */
-  gatherForIndex(rids: ArrayLike<number>, from: number, max: number): Float32Array | Int8Array {
-    return this.indexGetsCodes ? this.gatherCodes(rids, from, max) : this.gather(rids, from, max);
-  }
-
-  /** `gather` for the i8 codes: a view at byte offset 0, valid until the next gather. */
+  /** `gather` for the i8 codes (what the index is given): a view at byte offset 0, valid until the next gather. */
   gatherCodes(rids: ArrayLike<number>, from: number, max: number): Int8Array {
     return this.lent ? this.lent.gather(rids, from, max) : this.vectors.gatherCodes(rids, from, max);
   }
 
   /**
    * Reads the codes of the rows `index` holds from it from now on, and keeps only the others'
-   * (lent-codes.ts). Only a compact mirror, only from an index whose binding gathers i8 codes;
-   * where more than an eighth of the rows would stay behind (an index being rebuilt, a file of
-   * another cast), the mirror keeps its codes instead. The generation calls it with every index
+   * (lent-codes.ts). Only a compact mirror; where more than an eighth of the rows would stay
+   * behind (an index being rebuilt, a file of another cast), the mirror keeps its codes instead. The generation calls it with every index
    * it serves from; answers whether the index lends them.
    */
   lend(index: HnswIndex): boolean {
     if (this.lent?.index === index) return true;
-    if (this.hasFloats || !index.graph.gather) return this.keepCodes();
+    if (this.hasFloats) return this.keepCodes();
     const rids = this.liveRids();
     const next = lendFrom(index, this.dims, (rid) => this.versions[rid]!, GATHER_ROWS, rids, (from) => this.gatherCodes(rids, from, GATHER_ROWS));
     if (!next) return this.keepCodes();

@@ -1,14 +1,14 @@
-// How a generation's background work (a rebuild, a stray sweep, deferred index adds, a
-// calibration) shares the event loop with the writes and searches a user waits for.
+// How a generation's background work on the event loop (a stray sweep, the checks of deferred
+// index adds, a calibration) shares it with the writes and searches a user waits for. The graph's
+// insertions themselves run off the loop (compaction.ts addInSteps, later.ts).
 //
 // Two rules. Steps are short in *time* (Steps: rows sized from the measured cost of the last
 // step, ~SLICE_MS each): every await on the write path — the source read, the embedding call,
 // each libSQL statement — and every search may wait one step, so the step length is added to
 // commit → queryable many times over. A first change after a backfill took 530 ms while the
 // post-backfill sweep ran 128-row (~32 ms) steps between its awaits; a 1,024-row rebuild step
-// held the loop ~180 ms. And while writes go on, the work rests between steps (Pacer), at most
-// BUSY_SHARE of the loop: a compaction's dead keys only cost memory and search width, searches
-// are exact until a rebuild ends, a calibration only tunes. Measured by `bun run bench pipeline`.
+// held the loop ~180 ms. And while writes go on, a calibration rests between steps (Pacer), at
+// most BUSY_SHARE of the loop: it only tunes. Measured by `bun run bench pipeline`.
 // Between steps, requests being handled go first (shared/foreground.ts).
 
 import { foreground } from "../../shared/foreground.ts";

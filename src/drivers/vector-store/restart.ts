@@ -15,8 +15,8 @@ import { selfCheck } from "./strays.ts";
 import type { IndexParams } from "./types.ts";
 
 export const LOAD_PAGE_ROWS = 4096;
-/** Rows added to an index per step of a replay or rebuild; the event loop gets a turn between steps. */
-export const REBUILD_STEP_ROWS = 1024;
+/** Rows added to an index per step of a replay; the event loop gets a turn between steps. */
+const REPLAY_STEP_ROWS = 1024;
 
 /**
  * An index checkpoint follows every max(CHECKPOINT_ROWS, keys / CHECKPOINT_SHARE) rows written
@@ -149,8 +149,8 @@ export function missingRows(index: HnswIndex, mirror: Mirror): number[] {
 async function coverLiveRows(index: HnswIndex, mirror: Mirror): Promise<number[]> {
   const missing = missingRows(index, mirror);
   // In steps, the event loop served between them (searches take the SQL path while loading).
-  for (let i = 0; i < missing.length; i += REBUILD_STEP_ROWS) {
-    addCurrentVersions(index, mirror, missing.slice(i, i + REBUILD_STEP_ROWS));
+  for (let i = 0; i < missing.length; i += REPLAY_STEP_ROWS) {
+    addCurrentVersions(index, mirror, missing.slice(i, i + REPLAY_STEP_ROWS));
     await new Promise((resolve) => setImmediate(resolve));
   }
   index.dead = index.size - mirror.liveCount;

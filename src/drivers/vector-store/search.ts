@@ -186,11 +186,11 @@ export interface HnswOutcome {
  * until `want` rows pass, the index is exhausted, or what remains is below `minScore`.
  */
 export function hnswCandidates(index: HnswIndex, mirror: Mirror, query: Float32Array, plan: HnswPlan, pred: Predicate<number> | null, minScore: number | null): HnswOutcome {
-  // An i8 index (or a compact mirror's) is given the rows' codes (mirror.ts gatherForIndex) and
-  // checks rows by them: the query goes in the same form. As f32, usearch's own cast to i8 left a
-  // 768-dimension unit vector's components within about ±5, and at 1M × 768 recall@10 was 0.983
-  // against 0.993 with the codes, at the same depth on the same store.
-  const asked = mirror.indexGetsCodes ? quantizeQuery(query) : query;
+  // The i8 index is given the rows' codes (mirror.ts gatherCodes) and checks rows by them: the
+  // query goes in the same form. As f32, usearch's own cast to i8 left a 768-dimension unit
+  // vector's components within about ±5, and at 1M × 768 recall@10 was 0.983 against 0.993 with
+  // the codes, at the same depth on the same store.
+  const asked = quantizeQuery(query);
   let kq = plan.firstKq;
   let returned = 0;
   for (;;) {
@@ -200,7 +200,7 @@ export function hnswCandidates(index: HnswIndex, mirror: Mirror, query: Float32A
     const rids = pred ? found.rids.filter((rid) => pred(rid)) : found.rids;
     if (rids.length >= plan.want || found.exhausted || kq >= index.size) return { rids, complete: true, returned };
     const farthest = found.distances[found.distances.length - 1];
-    // f16/i8 distances are approximate: keep a margin before concluding nothing further can qualify
+    // i8 distances are approximate: keep a margin before concluding nothing further can qualify
     if (minScore !== null && farthest !== undefined && 1 - farthest < minScore - 0.02) return { rids, complete: true, returned };
     if (kq >= plan.maxKq) return { rids, complete: false, returned };
     kq *= 2;

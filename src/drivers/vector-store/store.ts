@@ -3,7 +3,7 @@
 // collections and generations exist, and their lifecycle, is collections.ts; this file is the
 // rows and searches on them.
 import type { Client } from "@libsql/client";
-import { loadGraphAddon } from "../../native/usearch.ts";
+import { graphAddon } from "../../native/usearch.ts";
 import { Collections } from "./collections.ts";
 import { VectorStoreError } from "./errors.ts";
 import { compileSql, parseFilter } from "./filters/index.ts";
@@ -17,14 +17,14 @@ import { collectStats } from "./stats.ts";
 import type { CollectionStats, CollectionStatus, GenerationSpec, IndexParams, MetadataUpdate, Metadata, MetadataValue, PinnedGeneration, RowHashes, SearchRequest, SearchResult, StoredDoc, UpsertRow, WriteTarget } from "./types.ts";
 
 /**
- * Defaults from `bun run bench query` (clustered data): the index only has to find candidates,
- * which are re-scored in f32 from the mirror, so i8 serves: against f16 it searches 1.5× faster
+ * Defaults from `bun run bench query` (clustered data). The index is i8: it only has to find
+ * candidates, which are re-scored in f32 from the mirror, and against f16 it searches 1.5× faster
  * (100k × 384: 0.12 against 0.17 ms at ef 64, both recall@10 0.998 re-scored; 1M × 768: ef 384
  * in 0.74 ms at 0.992, where f16 took 1.35 ms for 0.88 at ef 64), builds twice as fast and
  * takes a quarter of f32's memory. M=16 and ef=64 at 100k rows (scaled with size, planner.ts);
  * ef_construction 128 buys recall for a one-off build cost.
  */
-export const DEFAULT_INDEX_PARAMS: IndexParams = { scalar: "i8", connectivity: 16, expansionAdd: 128, expansionSearch: 64, threads: 2 };
+export const DEFAULT_INDEX_PARAMS: IndexParams = { connectivity: 16, expansionAdd: 128, expansionSearch: 64, threads: 2 };
 
 /**
  * 512 MiB of f32 vectors per collection: 350k rows at 384 dims, 175k at 768. Below it searches
@@ -83,6 +83,7 @@ export class VectorStore {
 
   /** Opens the store; collections load in the background (searchable at once, through SQL). */
   static async open(opts: VectorStoreOptions): Promise<VectorStore> {
+    graphAddon(); // every graph runs on it: without it the store does not open, and says why
     const store = new VectorStore(opts.client, opts.indexDir, opts.index, opts.log ?? (() => {}), {
       exactCapScale: opts.exactCapScale,
       keepTexts: opts.keepTexts ?? true,
@@ -90,9 +91,6 @@ export class VectorStore {
       autoCalibrate: opts.autoCalibrate ?? true,
       rangeQuietMs: opts.rangeQuietMs,
     });
-    // Which usearch binding serves the graphs (graph.ts): the stock one adds on the event loop.
-    const { addon, why } = loadGraphAddon();
-    opts.log?.("vector_store.graph_binding", { binding: addon ? "vecsync" : "stock", ...(addon ? {} : { why }) });
     await store.collections.open();
     return store;
   }

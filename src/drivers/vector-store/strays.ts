@@ -2,10 +2,9 @@
 // pruning leaves some nodes with no way in — measured on random 256-dim vectors at M=16 (what
 // the fake providers make; there is no structure to navigate by): ~0.05 % of 20k rows, a few
 // % of 100k at ef 64 — and later inserts can prune the last link into an older node. Strays are
-// found by searching rows by their own vector: each written row at once (or, where the binding
-// counts its back links, only a row with few, back-links.ts; the others in the next quiet spell),
-// and every live row in a sweep after each load and after quiet spells in the writes
-// (sweeper.ts). Searches score the strays exactly beside the graph's candidates (search.ts
+// found by searching rows by their own vector: each written row with few back links at once
+// (back-links.ts; the others in the next quiet spell), and every live row in a sweep after each
+// load and after quiet spells in the writes (sweeper.ts). Searches score the strays exactly beside the graph's candidates (search.ts
 // withStrays), so once a sweep has run every live row is findable.
 import type { HnswIndex, Passes } from "./hnsw.ts";
 import { GATHER_ROWS, type Mirror } from "./mirror.ts";
@@ -28,7 +27,7 @@ export function checkStrays(hnsw: HnswIndex, mirror: Mirror, rids: ArrayLike<num
   const decides = passes === "all" || passes >= hnsw.checkPasses(STRAY_CHECK_K) - 1;
   const sorted = Float64Array.from(rids).sort(); // one gather per slab run (mirror.ts)
   for (let i = 0; i < sorted.length; ) {
-    const vectors = mirror.gatherForIndex(sorted, i, GATHER_ROWS).slice(); // own buffer: usearch ignores view offsets
+    const vectors = mirror.gatherCodes(sorted, i, GATHER_ROWS).slice(); // own buffer: usearch ignores view offsets
     const n = vectors.length / mirror.dims;
     const step = sorted.subarray(i, i + n);
     const found = hnsw.findsSelves(step, Array.from(step, (rid) => mirror.versionOf(rid)), vectors, STRAY_CHECK_K, isCurrent, passes);

@@ -147,11 +147,8 @@ export interface PinnedGeneration {
   release(): void;
 }
 
-export type ScalarKindName = "f32" | "f16" | "i8";
-
-/** HNSW parameters. usearch fixes expansion_search when an index is created or loaded. */
+/** HNSW parameters; the scalar is always i8 (hnsw.ts). usearch fixes expansion_search when an index is created or loaded. */
 export interface IndexParams {
-  scalar: ScalarKindName;
   connectivity: number;
   expansionAdd: number;
   expansionSearch: number;

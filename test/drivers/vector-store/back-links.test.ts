@@ -7,7 +7,7 @@
 // most rows have fewer than LINKS_FOUND, and some with one to three no search reaches (a sparse
 // graph's islands); at 4, most rows have enough, and a few are strays.
 import { describe, expect, test } from "bun:test";
-import { openGraph } from "../../../src/drivers/vector-store/graph.ts";
+import { openGraph } from "../../../src/native/usearch.ts";
 import { HnswIndex, keyOf } from "../../../src/drivers/vector-store/hnsw.ts";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -24,7 +24,7 @@ import { mulberry32 } from "../../../src/shared/prng.ts";
 
 const DIMS = 64;
 // One thread: the same graph every run, so the counts below are the same every run.
-const PARAMS: IndexParams = { scalar: "i8", connectivity: 2, expansionAdd: 16, expansionSearch: 16, threads: 1 };
+const PARAMS: IndexParams = { connectivity: 2, expansionAdd: 16, expansionSearch: 16, threads: 1 };
 const ROWS = 3000;
 /** The writes' graphs: most rows decided by back links, some searched for, a few of those strays. */
 const WRITES: IndexParams = { ...PARAMS, connectivity: 4, expansionSearch: 64 };
@@ -44,14 +44,14 @@ function unitVectors(n: number, seed: number): Float32Array {
 
 const keys = (from: number, n: number) => BigUint64Array.from({ length: n }, (_, i) => keyOf(from + i, 1));
 
-describe("vecsync binding: back links", () => {
+describe("the graph's back links", () => {
   test("addAsync counts each added row's back links, 255 for a key already present; a row with LINKS_FOUND is found by its own vector", async () => {
-    const graph = openGraph(DIMS, PARAMS, PARAMS.expansionSearch, "vecsync");
+    const graph = openGraph(DIMS, PARAMS, PARAMS.expansionSearch);
     const data = unitVectors(ROWS, 5);
     const linked = new Uint8Array(ROWS);
     for (let from = 0; from < ROWS; from += 250) {
       const part = new Uint8Array(250);
-      await graph.addAsync!(keys(from, 250), data.slice(from * DIMS, (from + 250) * DIMS), 1, part);
+      await graph.addAsync(keys(from, 250), data.slice(from * DIMS, (from + 250) * DIMS), 1, part);
       linked.set(part, from);
     }
     expect(Math.max(...linked)).toBeLessThan(255);
@@ -64,7 +64,7 @@ describe("vecsync binding: back links", () => {
     // found. (Earlier parts' rows may have been cut off by later parts: what the sweep after a fill
     // is for.) With fewer, some are not: why one link is not taken for found.
     const last = ROWS - 250;
-    const { keys: found } = graph.search(data.slice(last * DIMS), DEEP, 1);
+    const [found] = graph.search(data.slice(last * DIMS), DEEP, 1);
     const missed = new Array(LINKS_FOUND + 1).fill(0);
     for (let i = 0; i < 250; i++) {
       const mine = Array.from(found.subarray(i * DEEP, (i + 1) * DEEP)).includes(keyOf(last + i, 1));
@@ -76,29 +76,29 @@ describe("vecsync binding: back links", () => {
     // Offered again, with new rows beside them: the present keys answer 255, the new ones their count.
     const again = new Uint8Array(20);
     const mixed = BigUint64Array.from([...keys(0, 10), ...keys(ROWS, 10)]);
-    await graph.addAsync!(mixed, Float32Array.from([...data.slice(0, 10 * DIMS), ...unitVectors(10, 6)]), 1, again);
+    await graph.addAsync(mixed, Float32Array.from([...data.slice(0, 10 * DIMS), ...unitVectors(10, 6)]), 1, again);
     expect(Array.from(again.subarray(0, 10))).toEqual(new Array(10).fill(255));
     for (const links of again.subarray(10)) expect(links).toBeLessThan(255);
     expect(graph.size()).toBe(ROWS + 10);
   });
 
   test("a linked array of the wrong type or length is refused before any work starts", async () => {
-    const graph = openGraph(DIMS, PARAMS, PARAMS.expansionSearch, "vecsync");
+    const graph = openGraph(DIMS, PARAMS, PARAMS.expansionSearch);
     const data = unitVectors(4, 7);
-    expect(() => graph.addAsync!(keys(0, 4), data, 1, new Int8Array(4) as unknown as Uint8Array)).toThrow(/Uint8Array/);
-    expect(() => graph.addAsync!(keys(0, 4), data, 1, new Uint8Array(3))).toThrow(/keys.length/);
+    expect(() => graph.addAsync(keys(0, 4), data, 1, new Int8Array(4) as unknown as Uint8Array)).toThrow(/Uint8Array/);
+    expect(() => graph.addAsync(keys(0, 4), data, 1, new Uint8Array(3))).toThrow(/keys.length/);
     expect(graph.size()).toBe(0);
-    await graph.addAsync!(keys(0, 4), data, 1); // without one, as before
+    await graph.addAsync(keys(0, 4), data, 1); // without one, as before
     expect(graph.size()).toBe(4);
   });
 });
 
-function worldOf(binding: "vecsync" | "stock") {
+function worldOf() {
   const failures: string[] = [];
   const later: number[] = [];
   const spec = { dimensions: DIMS, metadata: [], numericPk: false };
   const owner = {
-    hnsw: new HnswIndex(DIMS, WRITES, binding),
+    hnsw: new HnswIndex(DIMS, WRITES),
     mirror: new Mirror(spec),
     status: "ready" as const,
     closed: false,
@@ -109,7 +109,7 @@ function worldOf(binding: "vecsync" | "stock") {
   for (let rid = 0; rid < ROWS; rid++) owner.mirror.set(rid, data.subarray(rid * DIMS, (rid + 1) * DIMS), [], `p${rid}`, "t", 1);
   // Most rows placed already, as a fill's earlier pages; the last 256 (one insertion off the loop, later.ts OFF_LOOP_ROWS) written now.
   const placed = ROWS - 256;
-  owner.hnsw.add(Float64Array.from({ length: placed }, (_, i) => i), new Array(placed).fill(1), data.slice(0, placed * DIMS));
+  addCurrentVersions(owner.hnsw, owner.mirror, Array.from({ length: placed }, (_, i) => i));
   const noted = Array.from({ length: 256 }, (_, i) => placed + i);
   for (const rid of noted) owner.hnsw.strays.add(rid); // a written row is listed until decided
   return { owner, noted, later, failures };
@@ -139,7 +139,7 @@ function expectDecided(world: ReturnType<typeof worldOf>): void {
 
 describe("rows decided by their back links", () => {
   test("the later indexer, inserting off the loop: rows with few back links searched for at once, the others left for later", async () => {
-    const world = worldOf("vecsync");
+    const world = worldOf();
     const later = new LaterIndexer(world.owner);
     later.note(world.noted);
     await later.idle();
@@ -148,26 +148,17 @@ describe("rows decided by their back links", () => {
   });
 
   test("a write added on the loop (generation.ts checkAdded): the same; a rebuild's adds count none", () => {
-    const world = worldOf("vecsync");
+    const world = worldOf();
     const { hnsw, mirror } = world.owner;
-    expect(new HnswIndex(DIMS, WRITES, "vecsync").add([0], [1], unitVectors(1, 3))).toBeNull();
+    expect(new HnswIndex(DIMS, WRITES).add([0], [1], unitVectors(1, 3))).toBeNull();
     const { now, later } = byBackLinks(hnsw, mirror, addCurrentVersions(hnsw, mirror, world.noted, true));
     checkStrays(hnsw, mirror, now);
     world.later.push(...later);
     expectDecided(world);
   });
 
-  test("the stock binding counts no back links: every written row is searched for at once", () => {
-    const world = worldOf("stock");
-    const { hnsw, mirror } = world.owner;
-    const added = addCurrentVersions(hnsw, mirror, world.noted, true);
-    expect(added.linked).toBeNull();
-    expect(byBackLinks(hnsw, mirror, added)).toEqual({ now: world.noted, later: [] });
-    for (const rid of world.noted) expect(hnsw.strays.has(rid)).toBe(true);
-  });
-
   test("the sweeper searches for the rows left for later once asked, and a checkpoint meanwhile lists them as strays", async () => {
-    const world = worldOf("vecsync");
+    const world = worldOf();
     const { hnsw, mirror } = world.owner;
     const host = { hnsw, mirror, closed: false, status: "ready" as const, straysSwept: () => {} };
     const sweeper = new StraySweeper(host, () => {});
@@ -196,7 +187,7 @@ describe("rows decided by their back links", () => {
   });
 
   test("a checkpoint lists at most 100,000 strays and unverified rows, each once, and calls the list whole only when all fit", async () => {
-    const world = worldOf("vecsync");
+    const world = worldOf();
     const { hnsw } = world.owner;
     const strays = [...hnsw.strays];
     expect(strays.length).toBeGreaterThan(0);
@@ -233,7 +224,7 @@ describe("rows decided by their back links", () => {
   });
 
   test("while writes go on without a pause, rows left for later wait no longer than the sweeper's bound", async () => {
-    const world = worldOf("vecsync");
+    const world = worldOf();
     const { hnsw, mirror } = world.owner;
     const host = { hnsw, mirror, closed: false, status: "ready" as const, straysSwept: () => {} };
     const { later } = byBackLinks(hnsw, mirror, addCurrentVersions(hnsw, mirror, world.noted, true));

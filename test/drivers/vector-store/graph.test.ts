@@ -1,19 +1,21 @@
-// The graph's contract (src/drivers/vector-store/graph.ts), on both bindings: vecsync's own
-// (native/graph, prebuilt for linux-x64) and the usearch package's. Files written by one are read
-// by the other. Then what only ours offers: insertions off the event loop, with searches beside them.
+// The graph's contract (src/native/usearch.ts `Graph`): vecsync's own usearch binding
+// (native/graph), the prebuilt copy, or the build named by VECSYNC_TEST_GRAPH_ADDON:
+// scripts/native/check-graph.sh runs this file against a fresh build from source. Then
+// insertions off the event loop, with searches beside them.
 import { describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadGraphAddon } from "../../../src/native/usearch.ts";
-import { type Binding, type Graph, openGraph } from "../../../src/drivers/vector-store/graph.ts";
+import { type Graph, graphAddon, graphAddonPath, openGraph, useGraphAddonFrom, usearchVersion } from "../../../src/native/usearch.ts";
 import { HnswIndex, keyOf } from "../../../src/drivers/vector-store/hnsw.ts";
 import type { IndexParams } from "../../../src/drivers/vector-store/types.ts";
 import { mulberry32 } from "../../../src/shared/prng.ts";
 
 const DIMS = 64;
-const PARAMS: IndexParams = { scalar: "i8", connectivity: 16, expansionAdd: 64, expansionSearch: 64, threads: 2 };
-const BINDINGS: Binding[] = ["vecsync", "stock"];
+const PARAMS: IndexParams = { connectivity: 16, expansionAdd: 64, expansionSearch: 64, threads: 2 };
+/** A build to check instead of the committed one; before any graph is made. */
+const FRESH = process.env.VECSYNC_TEST_GRAPH_ADDON || null;
+if (FRESH) useGraphAddonFrom(FRESH);
 
 function vectors(n: number, dims = DIMS, seed = 1): Float32Array {
   const random = mulberry32(seed);
@@ -24,7 +26,7 @@ const keys = (from: number, n: number) => BigUint64Array.from({ length: n }, (_,
 
 /** Each query's first match. */
 function firstKeys(graph: Graph, queries: Float32Array, k: number, dims = DIMS): bigint[] {
-  const { keys: found } = graph.search(queries, k, 2);
+  const [found] = graph.search(queries, k, 2);
   return Array.from({ length: queries.length / dims }, (_, q) => found[q * k]!);
 }
 
@@ -34,98 +36,91 @@ function selfHits(graph: Graph, data: Float32Array, want: BigUint64Array, dims =
   return found.filter((key, i) => key === want[i]).length / want.length;
 }
 
-test("vecsync's binding loads here (linux-x64), built from the installed usearch's headers", () => {
-  const { addon, why } = loadGraphAddon();
-  if (process.platform === "linux" && process.arch === "x64") expect(why).toBe("");
-  if (addon) expect(addon.usearchVersion).toMatch(/^\d+\.\d+\.\d+$/);
+test("the binding loads (prebuilt for linux-x64, or the build asked for), built from the installed usearch's headers", () => {
+  expect(graphAddon().usearchVersion).toBe(usearchVersion());
+  expect(graphAddonPath()).toEqual(FRESH ?? expect.stringMatching(/native\/prebuilt\/linux-x64\/vecsync-graph\.node$/));
 });
 
-for (const binding of BINDINGS) {
-  describe(`${binding} binding`, () => {
-    test("each added vector is its own nearest; keys already present are skipped, not refused", () => {
-      const graph = openGraph(DIMS, PARAMS, 64, binding);
-      const data = vectors(600);
-      graph.add(keys(0, 500), data.slice(0, 500 * DIMS), 2);
-      // 400..599: the first 100 are present already (a replayed page), the rest are new.
-      graph.add(keys(400, 200), data.slice(400 * DIMS), 2);
-      expect(graph.size()).toBe(600);
-      expect(selfHits(graph, data, keys(0, 600))).toBeGreaterThan(0.98);
-      expect(graph.contains(BigUint64Array.of(keyOf(5, 3), keyOf(5, 4), keyOf(599, 3)))).toEqual([true, false, true]);
-      expect(graph.contains(BigUint64Array.of(keyOf(700, 3)))).toEqual([false]);
-    });
-
-    test("i8 codes are accepted as vectors", () => {
-      const graph = openGraph(DIMS, PARAMS, 64, binding);
-      const codes = Int8Array.from(vectors(50), (x) => Math.round(x * 200));
-      graph.add(keys(0, 50), codes, 1);
-      const { keys: found } = graph.search(codes.slice(7 * DIMS, 8 * DIMS), 1, 1);
-      expect(found[0]).toBe(keyOf(7, 3));
-    });
-
-    test("fewer matches than asked: the missing slots carry +Infinity, a query at a time and in a batch", () => {
-      const graph = openGraph(DIMS, PARAMS, 64, binding);
-      const data = vectors(3);
-      graph.add(keys(0, 3), data, 1);
-      for (const queries of [data.slice(0, DIMS), data]) {
-        const { keys: found, distances } = graph.search(queries, 5, 2);
-        const n = queries.length / DIMS;
-        expect(distances.length).toBe(5 * n);
-        for (let q = 0; q < n; q++) {
-          const row = Array.from(distances.subarray(q * 5, q * 5 + 5));
-          expect(row.slice(0, 3).every(Number.isFinite)).toBe(true);
-          expect(row.slice(3)).toEqual([Infinity, Infinity]);
-          expect(new Set(Array.from(found.subarray(q * 5, q * 5 + 3)))).toEqual(new Set(keys(0, 3)));
-        }
-      }
-    });
-
-    test("a saved file loads into either binding with every vector findable", async () => {
-      const dir = mkdtempSync(join(tmpdir(), "vecsync-graph-"));
-      try {
-        const graph = openGraph(DIMS, PARAMS, 64, binding);
-        const data = vectors(300, DIMS, 5);
-        graph.add(keys(0, 300), data, 2);
-        graph.save(join(dir, "g.usearch"));
-        expect(await graph.saveAsync(join(dir, "async.usearch"))).toBe(300);
-        expect(Bun.file(join(dir, "async.usearch")).size).toBe(Bun.file(join(dir, "g.usearch")).size);
-        for (const other of BINDINGS) {
-          const loaded = openGraph(DIMS, PARAMS, 64, other);
-          loaded.load(join(dir, "g.usearch"));
-          expect(loaded.size()).toBe(300);
-          expect(selfHits(loaded, data, keys(0, 300))).toBeGreaterThan(0.98);
-          expect(firstKeys(loaded, data, 1)).toEqual(firstKeys(graph, data, 1)); // the same graph
-          loaded.add(keys(300, 1), vectors(1, DIMS, 6), 2); // and it grows after a load
-          expect(loaded.size()).toBe(301);
-        }
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-      }
-    });
+describe("the graph", () => {
+  test("each added vector is its own nearest; keys already present are skipped, not refused", () => {
+    const graph = openGraph(DIMS, PARAMS, 64);
+    const data = vectors(600);
+    graph.add(keys(0, 500), data.slice(0, 500 * DIMS), 2);
+    // 400..599: the first 100 are present already (a replayed page), the rest are new.
+    graph.add(keys(400, 200), data.slice(400 * DIMS), 2);
+    expect(graph.size()).toBe(600);
+    expect(selfHits(graph, data, keys(0, 600))).toBeGreaterThan(0.98);
+    expect(graph.contains(BigUint64Array.of(keyOf(5, 3), keyOf(5, 4), keyOf(599, 3)))).toEqual([true, false, true]);
+    expect(graph.contains(BigUint64Array.of(keyOf(700, 3)))).toEqual([false]);
   });
-}
 
-describe("vecsync binding: gather", () => {
+  test("i8 codes are accepted as vectors", () => {
+    const graph = openGraph(DIMS, PARAMS, 64);
+    const codes = Int8Array.from(vectors(50), (x) => Math.round(x * 200));
+    graph.add(keys(0, 50), codes, 1);
+    const [found] = graph.search(codes.slice(7 * DIMS, 8 * DIMS), 1, 1);
+    expect(found[0]).toBe(keyOf(7, 3));
+  });
+
+  test("fewer matches than asked: the missing slots carry +Infinity, a query at a time and in a batch", () => {
+    const graph = openGraph(DIMS, PARAMS, 64);
+    const data = vectors(3);
+    graph.add(keys(0, 3), data, 1);
+    for (const queries of [data.slice(0, DIMS), data]) {
+      const [found, distances] = graph.search(queries, 5, 2);
+      const n = queries.length / DIMS;
+      expect(distances.length).toBe(5 * n);
+      for (let q = 0; q < n; q++) {
+        const row = Array.from(distances.subarray(q * 5, q * 5 + 5));
+        expect(row.slice(0, 3).every(Number.isFinite)).toBe(true);
+        expect(row.slice(3)).toEqual([Infinity, Infinity]);
+        expect(new Set(Array.from(found.subarray(q * 5, q * 5 + 3)))).toEqual(new Set(keys(0, 3)));
+      }
+    }
+  });
+
+  test("a saved file loads with every vector findable", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "vecsync-graph-"));
+    try {
+      const graph = openGraph(DIMS, PARAMS, 64);
+      const data = vectors(300, DIMS, 5);
+      graph.add(keys(0, 300), data, 2);
+      graph.save(join(dir, "g.usearch"));
+      expect(await graph.saveAsync(join(dir, "async.usearch"))).toBe(300);
+      expect(Bun.file(join(dir, "async.usearch")).size).toBe(Bun.file(join(dir, "g.usearch")).size);
+      const loaded = openGraph(DIMS, PARAMS, 64);
+      loaded.load(join(dir, "g.usearch"));
+      expect(loaded.size()).toBe(300);
+      expect(selfHits(loaded, data, keys(0, 300))).toBeGreaterThan(0.98);
+      expect(firstKeys(loaded, data, 1)).toEqual(firstKeys(graph, data, 1)); // the same graph
+      loaded.add(keys(300, 1), vectors(1, DIMS, 6), 2); // and it grows after a load
+      expect(loaded.size()).toBe(301);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("gather", () => {
   test("reads i8 codes back byte for byte, skips keys of 2⁶⁴ − 1, zeroes and counts absent keys", () => {
-    const graph = openGraph(DIMS, PARAMS, 64, "vecsync");
+    const graph = openGraph(DIMS, PARAMS, 64);
     const random = mulberry32(9);
     const codes = Int8Array.from({ length: 100 * DIMS }, () => Math.round((random() - 0.5) * 254));
     graph.add(keys(0, 100), codes, 2);
     const asked = BigUint64Array.from([keyOf(42, 3), 2n ** 64n - 1n, keyOf(7, 3), keyOf(500, 3)]);
     const out = new Int8Array(4 * DIMS).fill(5);
-    expect(graph.gather!(asked, out)).toBe(1);
+    expect(graph.gather(asked, out)).toBe(1);
     expect(out.subarray(0, DIMS)).toEqual(codes.subarray(42 * DIMS, 43 * DIMS));
     expect(out.subarray(DIMS, 2 * DIMS).every((x) => x === 5)).toBe(true);
     expect(out.subarray(2 * DIMS, 3 * DIMS)).toEqual(codes.subarray(7 * DIMS, 8 * DIMS));
     expect(out.subarray(3 * DIMS).every((x) => x === 0)).toBe(true);
-    expect(() => graph.gather!(asked, new Int8Array(DIMS))).toThrow(/hold/);
-    expect(openGraph(DIMS, { ...PARAMS, scalar: "f16" }, 64, "vecsync").gather).toBeNull();
-    expect(openGraph(DIMS, PARAMS, 64, "stock").gather).toBeNull();
+    expect(() => graph.gather(asked, new Int8Array(DIMS))).toThrow(/hold/);
   });
 });
 
-describe("vecsync binding: insertions off the event loop", () => {
+describe("insertions off the event loop", () => {
   test("addAsync leaves the loop turning, and searches beside it find what is already in", async () => {
-    const graph = openGraph(128, { ...PARAMS, connectivity: 16, expansionAdd: 128 }, 64, "vecsync");
+    const graph = openGraph(128, { ...PARAMS, connectivity: 16, expansionAdd: 128 }, 64);
     const data = vectors(6_000, 128, 9);
     graph.add(keys(0, 2_000), data.slice(0, 2_000 * 128), 2);
     let turns = 0;
@@ -135,10 +130,10 @@ describe("vecsync binding: insertions off the event loop", () => {
       if (running) setImmediate(spin);
     };
     setImmediate(spin);
-    const adding = graph.addAsync!(keys(2_000, 4_000), data.slice(2_000 * 128), 2);
+    const adding = graph.addAsync(keys(2_000, 4_000), data.slice(2_000 * 128), 2);
     // Searched while the insertion runs, a query at a time: rows added before it are their own nearest.
     let hits = 0;
-    for (let i = 0; i < 100; i++) if (graph.search(data.slice(i * 128, (i + 1) * 128), 1, 1).keys[0] === keyOf(i, 3)) hits++;
+    for (let i = 0; i < 100; i++) if (graph.search(data.slice(i * 128, (i + 1) * 128), 1, 1)[0][0] === keyOf(i, 3)) hits++;
     expect(graph.size()).toBeLessThan(6_000); // still running
     expect(hits).toBeGreaterThan(95);
     await adding;
@@ -150,9 +145,9 @@ describe("vecsync binding: insertions off the event loop", () => {
   });
 
   test("a synchronous add of the same keys during addAsync waits for it, then skips them", async () => {
-    const graph = openGraph(DIMS, PARAMS, 64, "vecsync");
+    const graph = openGraph(DIMS, PARAMS, 64);
     const data = vectors(3_000, DIMS, 11);
-    const adding = graph.addAsync!(keys(0, 3_000), data, 2);
+    const adding = graph.addAsync(keys(0, 3_000), data, 2);
     graph.add(keys(0, 3_000), data, 2);
     await adding;
     expect(graph.size()).toBe(3_000);
@@ -163,10 +158,10 @@ describe("vecsync binding: insertions off the event loop", () => {
     // work took the graph found room for itself and left the work too little ("Reserve capacity
     // ahead of insertions!"). Whether the sync add comes first is a race: rounds make it likely.
     for (let round = 0; round < 50; round++) {
-      const graph = openGraph(DIMS, PARAMS, 64, "vecsync");
+      const graph = openGraph(DIMS, PARAMS, 64);
       const n = graph.capacity() - 1;
       const data = vectors(n + 2, DIMS, round);
-      const adding = graph.addAsync!(keys(0, n), data.slice(0, n * DIMS), 2);
+      const adding = graph.addAsync(keys(0, n), data.slice(0, n * DIMS), 2);
       graph.add(keys(n, 2), data.slice(n * DIMS), 2);
       await adding;
       expect(graph.size()).toBe(n + 2);
@@ -174,13 +169,13 @@ describe("vecsync binding: insertions off the event loop", () => {
   });
 
   test("vectors that do not match the keys are refused before any work starts", async () => {
-    const graph = openGraph(DIMS, PARAMS, 64, "vecsync");
-    expect(() => graph.addAsync!(keys(0, 2), new Float32Array(DIMS), 2)).toThrow(/keys × dimensions/);
+    const graph = openGraph(DIMS, PARAMS, 64);
+    expect(() => graph.addAsync(keys(0, 2), new Float32Array(DIMS), 2)).toThrow(/keys × dimensions/);
     expect(graph.size()).toBe(0);
   });
 
   test("HnswIndex.addAsync: a row version replaced while it was inserted is dead, counted once; `has` sees no key in flight", async () => {
-    const index = new HnswIndex(DIMS, PARAMS, "vecsync");
+    const index = new HnswIndex(DIMS, PARAMS);
     const rids = Array.from({ length: 2_000 }, (_, i) => i);
     const versions = rids.map(() => 3);
     const replaced = new Set([10, 20, 30]);

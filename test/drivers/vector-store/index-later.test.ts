@@ -46,14 +46,13 @@ describe("happy", () => {
   });
 });
 
-const PARAMS = { scalar: "i8", connectivity: 16, expansionAdd: 64, expansionSearch: 64, threads: 2 } as const;
+const PARAMS = { connectivity: 16, expansionAdd: 64, expansionSearch: 64, threads: 2 } as const;
 
-// Both bindings (src/drivers/vector-store/graph.ts): ours inserts off the event loop, the stock one in steps on it.
-describe.each(["vecsync", "stock"] as const)("a writer ahead of the graph (fills write this way too), %s binding", (binding) => {
-  test("waits at settle: past BACKLOG rows waiting, the next write starts only once the steps caught up; every row stays findable", async () => {
+describe("a writer ahead of the graph (fills write this way too), inserting off the event loop", () => {
+  test("waits at settle: past BACKLOG rows waiting, the next write starts only once the insertions caught up; every row stays findable", async () => {
     const failures: string[] = [];
     const owner = {
-      hnsw: new HnswIndex(SPEC.dimensions, PARAMS, binding),
+      hnsw: new HnswIndex(SPEC.dimensions, PARAMS),
       mirror: new Mirror(SPEC),
       status: "ready" as const,
       closed: false,

@@ -1,12 +1,11 @@
-// A compact mirror reads its rows' i8 codes from an i8 index through our binding instead of keeping
-// a second copy (lent-codes.ts), and keeps only the codes of rows the graph does not hold.
+// A compact mirror reads its rows' i8 codes from the i8 index instead of keeping a second copy
+// (lent-codes.ts), and keeps only the codes of rows the graph does not hold.
 import { describe, expect, test } from "bun:test";
 import { codesTopK } from "../../../src/drivers/vector-store/exact.ts";
 import { addCurrentVersions, HnswIndex } from "../../../src/drivers/vector-store/hnsw.ts";
 import { Mirror } from "../../../src/drivers/vector-store/mirror.ts";
 import { DEFAULT_INDEX_PARAMS } from "../../../src/drivers/vector-store/store.ts";
 import type { GenerationSpec } from "../../../src/drivers/vector-store/types.ts";
-import { chooseGraphBinding } from "../../../src/native/usearch.ts";
 import { clusteredVectors, makeWorld, productRows, referenceTopK, SPEC } from "./helpers.ts";
 
 const ROWS = 3_000;
@@ -19,14 +18,14 @@ describe("the mirror", () => {
   const rids = vectors.map((_, i) => (i < 1_000 ? i : 262_144 + i)); // two slabs
 
   function filled(): { mirror: Mirror; codes: Int8Array[] } {
-    const mirror = new Mirror(spec, { floatBytes: 0, indexCodes: true });
+    const mirror = new Mirror(spec, { floatBytes: 0 });
     rids.forEach((rid, i) => mirror.set(rid, vectors[i]!, [], `${rid}`, "", 7));
     return { mirror, codes: rids.map((rid) => mirror.gatherCodes([rid], 0, 1).slice()) };
   }
 
   test("lends from an index given its codes, then keeps only rows written since, until added", () => {
     const { mirror, codes } = filled();
-    const index = new HnswIndex(32, params, "vecsync");
+    const index = new HnswIndex(32, params);
     addCurrentVersions(index, mirror, Array.from(mirror.liveRids()));
     const before = mirror.bytes();
     expect(mirror.lend(index)).toBe(true);
@@ -51,28 +50,28 @@ describe("the mirror", () => {
 
   test("keeps its codes where the index was given f32 vectors (usearch's own cast), or lacks most rows", () => {
     const { mirror, codes } = filled();
-    const cast = new HnswIndex(32, params, "vecsync");
+    const cast = new HnswIndex(32, params);
     cast.add(rids, rids.map(() => 7), Float32Array.from(vectors.flatMap((v) => Array.from(v))));
     expect(mirror.lend(cast)).toBe(false);
     expect(mirror.codesKept).toBeNull();
     rids.forEach((rid, i) => expect(mirror.gatherCodes([rid], 0, 1)).toEqual(codes[i]!));
     // Lent, then moved to an empty index (a rebuild): the codes come back to the mirror intact.
-    const index = new HnswIndex(32, params, "vecsync");
+    const index = new HnswIndex(32, params);
     addCurrentVersions(index, mirror, Array.from(mirror.liveRids()));
     expect(mirror.lend(index)).toBe(true);
-    expect(mirror.lend(new HnswIndex(32, params, "vecsync"))).toBe(false);
+    expect(mirror.lend(new HnswIndex(32, params))).toBe(false);
     expect(mirror.codesKept).toBeNull();
     rids.forEach((rid, i) => expect(mirror.gatherCodes([rid], 0, 1)).toEqual(codes[i]!));
   });
 
   test("a load lent from its first row keeps no codes the index holds alike, and takes them all back from a file of usearch's own cast", () => {
     const { mirror: source, codes } = filled();
-    const good = new HnswIndex(32, params, "vecsync");
+    const good = new HnswIndex(32, params);
     addCurrentVersions(good, source, Array.from(source.liveRids()));
-    const cast = new HnswIndex(32, params, "vecsync");
+    const cast = new HnswIndex(32, params);
     cast.add(rids, rids.map(() => 7), Float32Array.from(vectors.flatMap((v) => Array.from(v))));
     for (const [index, lends] of [[good, true], [cast, false]] as const) {
-      const mirror = new Mirror(spec, { floatBytes: 0, indexCodes: true });
+      const mirror = new Mirror(spec, { floatBytes: 0 });
       expect(mirror.lend(index)).toBe(true); // empty: nothing to compare yet
       for (let page = 0; page < rids.length; page += 500) {
         rids.slice(page, page + 500).forEach((rid, i) => mirror.set(rid, vectors[page + i]!, [], `${rid}`, "", 7));
@@ -83,54 +82,24 @@ describe("the mirror", () => {
     }
   });
 
-  test("the stock binding cannot gather: the mirror keeps its codes", () => {
-    const { mirror } = filled();
-    const index = new HnswIndex(32, params, "stock");
-    addCurrentVersions(index, mirror, Array.from(mirror.liveRids()));
-    expect(mirror.lend(index)).toBe(false);
-    expect(mirror.codesKept).toBeNull();
-  });
 });
 
 describe("a compact store", () => {
-  test("keeps one copy of the codes: a fraction of the stock binding's memory, the same answers", async () => {
+  test("keeps no copy of the codes the index holds, and answers as exactly", async () => {
     await using w = await makeWorld();
     const rows = productRows(ROWS, SPEC.dimensions, 31);
     const queries = rows.slice(0, 20).map((r) => r.vector.map((x, j) => x + Math.cos(j) * 0.3));
-    const answers = async (binding: "auto" | "stock") => {
-      chooseGraphBinding(binding);
-      try {
-        const store = await w.open(compactStore);
-        const name = `vt_${binding}`;
-        await store.createCollection(name, SPEC);
-        for (let i = 0; i < ROWS; i += 500) await store.upsert(name, rows.slice(i, i + 500));
-        await store.whenReady(name);
-        const stats = await store.stats(name);
-        const hits = [];
-        for (const q of queries) hits.push((await store.search(name, { vector: q, k: 10 })).hits.map((h) => h.pk));
-        const small = [];
-        for (const q of queries) small.push((await store.search(name, { vector: q, k: 5, filter: { stock: 7 } })).hits.map((h) => h.pk));
-        const broad = [];
-        for (const q of queries) broad.push((await store.search(name, { vector: q, k: 5, filter: { category: "books" } })).hits.map((h) => h.pk));
-        await store.close();
-        return { stats, hits, small, broad };
-      } finally {
-        chooseGraphBinding("auto");
-      }
-    };
-    const lent = await answers("auto");
-    const stock = await answers("stock");
-    expect(lent.stats.codesKept).toBe(0);
-    expect(stock.stats.codesKept).toBeNull();
-    const mirrorBytes = (s: typeof lent.stats) => s.memoryBytes - s.indexBytes;
-    // The codes gone (48 KB here), less the lending's own gather buffers (~48 KB at any size).
-    expect(mirrorBytes(stock.stats) - mirrorBytes(lent.stats)).toBeGreaterThan(ROWS * SPEC.dimensions * 0.5);
-    queries.forEach((q, i) => {
-      expect(lent.hits[i]).toEqual(referenceTopK(rows, q, 10));
-      expect(lent.small[i]).toEqual(referenceTopK(rows, q, 5, (m) => m.stock === 7));
-      expect(lent.small[i]).toEqual(stock.small[i]!);
-      expect(lent.broad[i]).toEqual(referenceTopK(rows, q, 5, (m) => m.category === "books"));
-    });
+    const store = await w.open(compactStore);
+    await store.createCollection("vt_c", SPEC);
+    for (let i = 0; i < ROWS; i += 500) await store.upsert("vt_c", rows.slice(i, i + 500));
+    await store.whenReady("vt_c");
+    expect((await store.stats("vt_c")).codesKept).toBe(0);
+    for (const q of queries) {
+      expect((await store.search("vt_c", { vector: q, k: 10 })).hits.map((h) => h.pk)).toEqual(referenceTopK(rows, q, 10));
+      expect((await store.search("vt_c", { vector: q, k: 5, filter: { stock: 7 } })).hits.map((h) => h.pk)).toEqual(referenceTopK(rows, q, 5, (m) => m.stock === 7));
+      expect((await store.search("vt_c", { vector: q, k: 5, filter: { category: "books" } })).hits.map((h) => h.pk)).toEqual(referenceTopK(rows, q, 5, (m) => m.category === "books"));
+    }
+    await store.close();
   });
 
   test("after rewrites, a compaction and a restart every row is found by its own vector, filtered or not", async () => {
