@@ -6,12 +6,16 @@
 //
 // Why in memory: FTS5 scores every row holding any of the query's words, so a query with a common
 // word scored most of the table (38 ms p50 at 100k rows, docs/performance.md#search).
+import { foreground } from "../../shared/foreground.ts";
 import { eachWord } from "./words.ts";
 
 /** FTS5's floor for the IDF of a word in half the rows or more. */
 const IDF_FLOOR = 1e-6;
 /** A posting: [rid, tf, stamp]. A row's stamp moves on each change, so its older postings are skipped. */
 export const ENTRY = 3;
+
+/** Rows indexed a background step while the postings are filled (~10 µs a row: ~20 ms a step). */
+const FILL_STEP = 2048;
 
 /** A new word's postings until its first row: most words (codes, names) are in one row or few. */
 const EMPTY = new Int32Array(0);
@@ -41,8 +45,38 @@ export class KeywordPostings {
   stamps = new Int32Array(1024);
   rows = 0;
   totalLength = 0;
+  /** Rows below this rid are indexed: the mirror's writes to them come here, the others are read by fill(). */
+  private cursor = 0;
   /** add()'s scratch: counts by word id, zero between calls. */
   private tf = new Int32Array(1024);
+
+  /** All the rows are in: rankings may read them. */
+  get whole(): boolean {
+    return this.cursor === Infinity;
+  }
+
+  /** Are `rid`'s writes the mirror's to bring here (fill() has passed it)? */
+  covers(rid: number): boolean {
+    return rid < this.cursor;
+  }
+
+  /**
+   * Indexes the rows below `end()` (their texts from `textOf`, undefined for a row not live) in
+   * background steps, then takes every later write from the mirror. Stops when `alive` says so.
+   */
+  async fill(end: () => number, textOf: (rid: number) => string | undefined, alive: () => boolean): Promise<void> {
+    while (this.cursor < end()) {
+      const until = Math.min(end(), this.cursor + FILL_STEP);
+      for (let rid = this.cursor; rid < until; rid++) {
+        const text = textOf(rid);
+        if (text !== undefined) this.add(rid, text);
+      }
+      this.cursor = until;
+      await foreground.yieldTurn();
+      if (!alive()) return;
+    }
+    this.cursor = Infinity;
+  }
 
   /** Indexes a row's text (replacing what it held). */
   add(rid: number, text: string): void {

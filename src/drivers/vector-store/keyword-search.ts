@@ -111,7 +111,7 @@ export async function countKeywordMatches(client: Client, gen: SearchTarget, q: 
   return Number(rs.rows[0]?.n ?? 0);
 }
 
-/** The in-memory ranking when the generation has a whole one: not while it loads, not once compact. */
+/** The in-memory ranking when the generation has a whole one: not while it loads or it is made, not once compact. */
 function inMemory(gen: SearchTarget): KeywordPostings | null {
-  return gen.status === "loading" ? null : gen.mirror.words;
+  return gen.status === "loading" ? null : gen.mirror.keywordPostings();
 }

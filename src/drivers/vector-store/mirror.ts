@@ -67,8 +67,12 @@ export class Mirror {
   /** Empty when texts are not kept (then hits read them from libSQL). */
   private readonly texts: (string | undefined)[] = [];
   private labelChars = 0;
-  /** The keyword ranking in memory (keyword-postings.ts), kept with the f32 vectors: null once compact. */
-  words: KeywordPostings | null = new KeywordPostings();
+  /**
+   * The keyword ranking in memory (keyword-postings.ts): made when a search first ranks by words
+   * (`keywordPostings`), filled from the texts in background steps; null until then, when texts
+   * are not kept, and once compact. A collection never searched by words pays nothing for it.
+   */
+  private words: KeywordPostings | null = null;
   liveCount = 0;
   /** One past the highest rid ever stored. */
   ridEnd = 0;
@@ -151,7 +155,7 @@ export class Mirror {
     }
     this.setMetadata(rid, metadata);
     this.setLabels(rid, pk, this.keepTexts ? text : undefined);
-    this.words?.add(rid, text);
+    if (this.words?.covers(rid)) this.words.add(rid, text);
     if (this.live[rid] !== 1) this.liveCount++;
     this.live[rid] = 1;
     if (rid >= this.ridEnd) this.ridEnd = rid + 1;
@@ -205,7 +209,7 @@ export class Mirror {
     this.lent?.delete(rid);
     this.columns.forEach((c) => c.set(rid, null));
     this.setLabels(rid, undefined, undefined);
-    this.words?.remove(rid);
+    if (this.words?.covers(rid)) this.words.remove(rid);
   }
 
   private setLabels(rid: number, pk: string | undefined, text: string | undefined): void {
@@ -215,6 +219,22 @@ export class Mirror {
     this.labelChars += (text?.length ?? 0) - (this.texts[rid]?.length ?? 0);
     this.texts[rid] = text;
   }
+
+  /**
+   * The keyword postings once whole, else null (a search then ranks in FTS5): the first call
+   * starts filling them from the texts (`fill` resolves when they are whole, or given up).
+   */
+  keywordPostings(): KeywordPostings | null {
+    if (!this.hasFloats || !this.keepTexts) return null;
+    if (!this.words) {
+      const words = (this.words = new KeywordPostings());
+      this.filled = words.fill(() => this.ridEnd, (rid) => (this.live[rid] === 1 ? this.texts[rid] : undefined), () => this.words === words);
+    }
+    return this.words.whole ? this.words : null;
+  }
+
+  /** Resolves once the keyword postings started by `keywordPostings` are whole (or were dropped). */
+  filled: Promise<void> = Promise.resolve();
 
   /** The primary key of a live rid. */
   pkOf(rid: number): string {

@@ -290,6 +290,19 @@ export class VectorStore {
     await this.live(name).swept();
   }
 
+  /**
+   * Makes the live generation's keyword ranking in memory now (a search by words would start it,
+   * FTS5 answering meanwhile) and resolves once it is whole: true, or false when this generation
+   * ranks in FTS5 (still loading, compact, texts not kept).
+   */
+  async keywordReady(name: string): Promise<boolean> {
+    await this.collections.loaded(this.live(name));
+    const mirror = this.live(name).mirror;
+    if (mirror.keywordPostings()) return true;
+    await mirror.filled;
+    return mirror.keywordPostings() !== null;
+  }
+
   async stats(name: string): Promise<CollectionStats> {
     const gen = this.live(name);
     await this.collections.loaded(gen);

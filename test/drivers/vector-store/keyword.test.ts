@@ -51,6 +51,7 @@ function expectKeyword(hits: SearchHit[], want: Ranked[]): void {
 }
 
 async function expectKeywordAnswers(store: VectorStore, name: string, rows: UpsertRow[], k = 10): Promise<void> {
+  await store.keywordReady(name); // in memory where the mirror can hold it, else FTS5: each variant its own path
   // The texts reach both sides of FTS5's IDF floor (a word in half the rows or more), or the test proves less.
   const scores = QUERIES.flatMap((q, qi) => keywordReference(rows, q, vectors[qi]!).map((r) => r.keywordScore!));
   expect(scores.some((s) => s < 1e-5) && scores.some((s) => s > 0.5)).toBe(true);
@@ -76,6 +77,7 @@ describe.each(MIRRORS)("keyword, %s", (_, options) => {
     const rows = keywordRows(80);
     await store.createCollection("kw", SPEC);
     await store.upsert("kw", rows);
+    expect(await store.keywordReady("kw")).toBe(options.floatMirrorBytes === undefined);
     await expectKeywordAnswers(store, "kw", rows);
     await expectKeywordAnswers(store, "kw", rows, 100);
     const { hits } = await store.search("kw", { vector: vectors[0]!, k: 10, mode: "keyword", text: QUERIES[0], minScore: 0.2 });
@@ -92,6 +94,7 @@ describe.each(MIRRORS)("keyword, %s", (_, options) => {
     for (const text of ['"unbalanced', "NEAR(x, y)", "a OR", "*", "col:value", "-"]) {
       await store.search("kw", { vector: vectors[0]!, k: 5, mode: "keyword", text });
     }
+    await store.keywordReady("kw");
     expect((await store.search("kw", { vector: vectors[0]!, k: 5, mode: "keyword", text: "?!" })).hits).toEqual([]);
     expect((await store.search("kw", { vector: vectors[0]!, k: 5, mode: "keyword", text: "CAFE" })).hits.map((h) => h.pk)).toEqual(["0"]);
   });
@@ -107,6 +110,7 @@ describe.each(MIRRORS)("keyword, %s", (_, options) => {
     }));
     await store.createCollection("kw", SPEC);
     await store.upsert("kw", rows);
+    await store.keywordReady("kw");
     const { hits } = await store.search("kw", { vector: vectors[0]!, k: 10, filter: { category: "rare" }, mode: "keyword", text: "common" });
     expect(hits.length).toBe(10);
     expectKeyword(hits, keywordReference(rows, "common", vectors[0]!, (m) => m.category === "rare").slice(0, 10));
@@ -137,6 +141,7 @@ describe.each(MIRRORS)("hybrid, %s", (_, options) => {
     const rows = keywordRows(80);
     await store.createCollection("kw", SPEC);
     await store.upsert("kw", rows);
+    await store.keywordReady("kw");
     for (const [qi, text] of QUERIES.entries()) {
       for (const [filter, keep] of FILTERS) {
         const { hits, path } = await store.search("kw", { vector: vectors[qi]!, k: 10, filter, mode: "hybrid", text, vectorWeight: w });
@@ -159,6 +164,7 @@ describe.each(MIRRORS)("hybrid, %s", (_, options) => {
     const rows = keywordRows(50);
     await store.createCollection("kw", SPEC);
     await store.upsert("kw", rows);
+    await store.keywordReady("kw");
     const { hits } = await store.search("kw", { vector: vectors[0]!, k: 10, mode: "vector", text: QUERIES[0] });
     const want = vectorReference(rows, QUERIES[0]!, vectors[0]!).slice(0, 10);
     expect(hits.map((h) => h.pk)).toEqual(want.map((r) => r.pk));
