@@ -124,6 +124,43 @@ describe("keyword postings", () => {
     expect(held).toBeLessThan(3 * live);
   });
 
+  test("filled in steps while rows change: writes below the cursor come from the mirror, above it from the texts", async () => {
+    const rand = rng(11);
+    const texts = new Map<number, string>();
+    for (let rid = 0; rid < 9000; rid++) texts.set(rid, textOf(rand));
+    const postings = new KeywordPostings();
+    // The mirror's part: a write changes the text, and reaches the postings only below the cursor.
+    const write = (rid: number, text: string | undefined) => {
+      if (text === undefined) texts.delete(rid);
+      else texts.set(rid, text);
+      if (!postings.covers(rid)) return;
+      if (text === undefined) postings.remove(rid);
+      else postings.add(rid, text);
+    };
+    let end = 9000;
+    const filling = postings.fill(() => end, (rid) => texts.get(rid), () => true);
+    expect(postings.whole).toBe(false);
+    // Writes between the fill's steps, on rows behind and ahead of it, and rows past its first end.
+    for (let round = 0; round < 6; round++) {
+      await new Promise((resolve) => setImmediate(resolve));
+      for (let i = 0; i < 200; i++) {
+        const rid = Math.floor(rand() * end);
+        write(rid, rand() < 0.2 ? undefined : textOf(rand));
+      }
+      write(end, textOf(rand));
+      end++;
+    }
+    await filling;
+    expect(postings.whole).toBe(true);
+    write(end, "w0 w250"); // after the fill: every write comes from the mirror
+    end++;
+    expect(postings.rows).toBe(texts.size);
+    for (const words of [["w0"], ["w3", "w250"], ["w17", "w1", "w0"]]) {
+      const want = brute(texts, words, () => true);
+      expect(rankRows(postings, words, 10, null, (a, b) => a - b, false).ranked.map((r) => r.rid)).toEqual(want.slice(0, 10).map((r) => r.rid));
+    }
+  });
+
   test("a row's score from its text equals its ranking score", () => {
     const postings = new KeywordPostings();
     const rows = ["red fox", "red red hen", "blue hen", "fox", "the red the blue the fox"];
