@@ -3,7 +3,7 @@
 // each hit's BM25 added; `keyword` ranks by BM25 (pgvector-keyword-search.ts); `hybrid` fuses the
 // cosine ranking (the store's own vector search, pgvector-query.ts) and the BM25 ranking, each
 // `hybridDepth(k)` deep, by the managed store's own fusion (vector-store/fusion.ts).
-import { DEFAULT_VECTOR_WEIGHT, fuseRankings, hybridDepth, parseFilter, queryWords, unscoredPks, withLateScores, type SearchRequest } from "../vector-store/index.ts";
+import { DEFAULT_VECTOR_WEIGHT, fuseRankings, hybridDepth, parseFilter, queryWords, unscored, withLateScores, type SearchRequest } from "../vector-store/index.ts";
 import { KeywordSql, keywordRanking, keywordScores } from "./pgvector-keyword-search.ts";
 import { vectorText } from "./pgvector-rows.ts";
 import { noGeneration, resolve, type WithFamily } from "./pgvector-family.ts";
@@ -73,8 +73,7 @@ export async function searchWithMode(store: ModeSearch, req: SearchRequest): Pro
   const keywordSide = await ranked(depth);
   const vectorSide = await store.vector({ ...req, k: depth });
   const fused = fuseRankings(vectorSide.hits, keywordSide.hits, req.vectorWeight ?? DEFAULT_VECTOR_WEIGHT, k, keywordSide.numericPk);
-  const unscored = unscoredPks(fused);
-  const late =
-    terms.length === 0 || unscored.length === 0 ? new Map<string, number>() : await store.onLive((run, table, live) => keywordScores(run, keywordSql(table, live), unscored));
+  const pks = unscored(fused).map((h) => h.pk);
+  const late = terms.length === 0 || pks.length === 0 ? new Map<string, number>() : await store.onLive((run, table, live) => keywordScores(run, keywordSql(table, live), pks));
   return { hits: withLateScores(fused, late), path: "hybrid" };
 }

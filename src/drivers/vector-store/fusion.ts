@@ -60,4 +60,4 @@ export function withLateScores(hits: SearchHit[], late: Map<string, number>): Se
 }
 
 /** The hits whose BM25 the keyword side did not give. */
-export const unscoredPks = (hits: SearchHit[]): string[] => hits.filter((h) => h.keywordScore == null).map((h) => h.pk);
+export const unscored = (hits: SearchHit[]): SearchHit[] => hits.filter((h) => h.keywordScore == null);

@@ -6,4 +6,4 @@ export { parseFilter, compileSql, compilePredicate, filterSql, type SqlDialect }
 export type * from "./types.ts";
 export { checkedMetadata } from "./rows.ts";
 export { documentTerms, queryWords, MAX_QUERY_WORDS } from "./words.ts";
-export { DEFAULT_VECTOR_WEIGHT, fuseRankings, hybridDepth, unscoredPks, withLateScores } from "./fusion.ts";
+export { DEFAULT_VECTOR_WEIGHT, fuseRankings, hybridDepth, unscored, withLateScores } from "./fusion.ts";

@@ -73,6 +73,8 @@ export class Mirror {
    * are not kept, and once compact. A collection never searched by words pays nothing for it.
    */
   private words: KeywordPostings | null = null;
+  /** Resolves once the keyword postings started by `keywordPostings` are whole (or were dropped). */
+  filled: Promise<void> = Promise.resolve();
   liveCount = 0;
   /** One past the highest rid ever stored. */
   ridEnd = 0;
@@ -232,9 +234,6 @@ export class Mirror {
     }
     return this.words.whole ? this.words : null;
   }
-
-  /** Resolves once the keyword postings started by `keywordPostings` are whole (or were dropped). */
-  filled: Promise<void> = Promise.resolve();
 
   /** The primary key of a live rid. */
   pkOf(rid: number): string {

@@ -4,39 +4,39 @@
 // Every hit carries its cosine, its BM25 (null when no word matched) and its rank score.
 import type { Client } from "@libsql/client";
 import type { FilterNode } from "./filters/index.ts";
-import { DEFAULT_VECTOR_WEIGHT, fuseRankings, hybridDepth, withLateScores } from "./fusion.ts";
+import { DEFAULT_VECTOR_WEIGHT, fuseRankings, hybridDepth, unscored, withLateScores } from "./fusion.ts";
 import { type KeywordQuery, keywordQuery } from "./keyword-index.ts";
 import { countKeywordMatches, keywordRanking, keywordScoresOf } from "./keyword-search.ts";
 import { queryVector, searchGeneration, type SearchTarget } from "./search.ts";
-import type { SearchExplain, SearchHit, SearchRequest, SearchResult } from "./types.ts";
+import type { SearchExplain, SearchRequest, SearchResult } from "./types.ts";
 
 export { DEFAULT_VECTOR_WEIGHT, hybridDepth, RRF_K } from "./fusion.ts";
 
 export async function searchWithMode(client: Client, gen: SearchTarget, req: SearchRequest, node: FilterNode | null, capScale?: number): Promise<SearchResult> {
-  const match = keywordQuery(req.text ?? "");
-  if (req.mode === "keyword") return keywordOnly(client, gen, req, node, match);
-  if (req.mode === "hybrid") return hybrid(client, gen, req, node, match, capScale);
+  const words = keywordQuery(req.text ?? "");
+  if (req.mode === "keyword") return keywordOnly(client, gen, req, node, words);
+  if (req.mode === "hybrid") return hybrid(client, gen, req, node, words, capScale);
   const found = await searchGeneration(client, gen, { ...req, mode: undefined }, node, capScale);
-  const scores = await keywordScoresOf(client, gen, match, found.hits);
+  const scores = await keywordScoresOf(client, gen, words, found.hits);
   return { ...found, hits: found.hits.map((h) => ({ ...h, keywordScore: scores.get(h.pk) ?? null, rankScore: h.score })) };
 }
 
-async function keywordOnly(client: Client, gen: SearchTarget, req: SearchRequest, node: FilterNode | null, match: KeywordQuery): Promise<SearchResult> {
+async function keywordOnly(client: Client, gen: SearchTarget, req: SearchRequest, node: FilterNode | null, words: KeywordQuery): Promise<SearchResult> {
   const query = queryVector(req, gen.spec.dimensions);
-  const ranked = await keywordRanking(client, gen, query, match, req.k, node, req.minScore ?? null);
+  const ranked = await keywordRanking(client, gen, query, words, req.k, node, req.minScore ?? null);
   const hits = ranked.hits.map((h) => ({ ...h, rankScore: h.keywordScore }));
   if (!req.explain) return { hits, path: "keyword" };
-  const explain: SearchExplain = { estimatedMatches: await countKeywordMatches(client, gen, match, node), candidatesExamined: ranked.examined, expectedRecall: 1 };
+  const explain: SearchExplain = { estimatedMatches: await countKeywordMatches(client, gen, words, node), candidatesExamined: ranked.examined, expectedRecall: 1 };
   return { hits, path: "keyword", explain };
 }
 
-async function hybrid(client: Client, gen: SearchTarget, req: SearchRequest, node: FilterNode | null, match: KeywordQuery, capScale?: number): Promise<SearchResult> {
+async function hybrid(client: Client, gen: SearchTarget, req: SearchRequest, node: FilterNode | null, words: KeywordQuery, capScale?: number): Promise<SearchResult> {
   const w = req.vectorWeight ?? DEFAULT_VECTOR_WEIGHT;
   const depth = hybridDepth(req.k);
   const vectorSide = await searchGeneration(client, gen, { ...req, k: depth, exactTop: req.k, mode: undefined }, node, capScale);
-  const keywordSide = await keywordRanking(client, gen, queryVector(req, gen.spec.dimensions), match, depth, node, req.minScore ?? null);
+  const keywordSide = await keywordRanking(client, gen, queryVector(req, gen.spec.dimensions), words, depth, node, req.minScore ?? null);
   const fused = fuseRankings(vectorSide.hits, keywordSide.hits, w, req.k, gen.spec.numericPk);
-  const hits = withLateScores(fused, await keywordScoresOf(client, gen, match, unscored(fused)));
+  const hits = withLateScores(fused, await keywordScoresOf(client, gen, words, unscored(fused)));
   if (!req.explain) return { hits, path: "hybrid" };
   const v = vectorSide.explain;
   const explain: SearchExplain = {
@@ -46,6 +46,3 @@ async function hybrid(client: Client, gen: SearchTarget, req: SearchRequest, nod
   };
   return { hits, path: "hybrid", explain };
 }
-
-/** The hits whose BM25 the keyword side did not give. */
-const unscored = (hits: SearchHit[]): SearchHit[] => hits.filter((h) => h.keywordScore == null);

@@ -296,8 +296,9 @@ export class VectorStore {
    * ranks in FTS5 (still loading, compact, texts not kept).
    */
   async keywordReady(name: string): Promise<boolean> {
-    await this.collections.loaded(this.live(name));
-    const mirror = this.live(name).mirror;
+    const gen = this.live(name);
+    await this.collections.loaded(gen);
+    const mirror = gen.mirror;
     if (mirror.keywordPostings()) return true;
     await mirror.filled;
     return mirror.keywordPostings() !== null;
