@@ -1,4 +1,4 @@
-// `bun run bench freshness [--cdc-rows N] [--rate R] [--secs S] [--clients 0,1,4] [--batch-rows N] [--no-batch] [--trace P] [--profile DIR]`:
+// `bun run bench freshness [--cdc-rows N] [--rate R] [--secs S] [--clients 0,1,4] [--batch-rows N] [--no-batch] [--no-cdc] [--trace P] [--profile DIR]`:
 // is the sync engine kept fed while the service answers queries? On the real service process, over
 // HTTP, with the fake provider answering at once:
 //   1. idle queries: each number of query clients alone, querying without pause (one query after
@@ -30,6 +30,7 @@ const RATE = Number(arg("--rate") ?? 300);
 const SECS = Number(arg("--secs") ?? 30);
 const CLIENTS = (arg("--clients") ?? "0,1,4").split(",").map(Number).filter((n) => n >= 0);
 const BATCH_ROWS = args.includes("--no-batch") ? 0 : Number(arg("--batch-rows") ?? 100_000);
+const NO_CDC = args.includes("--no-cdc");
 const TRACE = arg("--trace");
 const PROFILE = arg("--profile");
 const ROWS_PER_TXN = 10;
@@ -43,6 +44,8 @@ const ms = (n: number) => (Number.isFinite(n) ? `${n.toFixed(1)} ms` : "n/a");
 function startClients(api: Api, tableId: string, n: number) {
   const probers = Array.from({ length: n }, () => startProber(api, tableId, 0));
   return {
+    /** Every client has had its first answer: a phase measured from here runs beside clients, not their start-up. */
+    warm: Promise.all(probers.map((p) => p.warm)),
     async stop(): Promise<Probed | null> {
       if (n === 0) return null;
       const all = await Promise.all(probers.map((p) => p.stop()));
@@ -68,18 +71,21 @@ function cpuMeter(pid: number) {
 
 async function idleQueries(w: SourceWorld, tableId: string, n: number): Promise<(Probed & { cpu: string }) | null> {
   if (n === 0) return null;
-  const cpu = cpuMeter(w.service.pid);
   const clients = startClients(w.api, tableId, n);
+  await clients.warm;
+  const cpu = cpuMeter(w.service.pid);
   await Bun.sleep(IDLE_SECS * 1000);
   const q = await clients.stop();
   return q && { ...q, cpu: cpu() };
 }
 
 /** One batch pass after 1 % of the rows changed, with `n` clients querying meanwhile: its own duration. */
-async function batchPass(w: SourceWorld, tableId: string, n: number, round: number): Promise<{ passMs: number; queries: Probed | null }> {
+async function batchPass(w: SourceWorld, tableId: string, n: number, round: number): Promise<{ passMs: number; queries: Probed | null; cpu: string }> {
   await w.sql.unsafe(`UPDATE docs SET body = body || ' (edit ${round})' WHERE id % 100 = ${round % 100}`);
   const before = await w.api.call("GET", `/v1/vector-tables/${tableId}/sync/status`);
   const clients = startClients(w.api, tableId, n);
+  await clients.warm;
+  const cpu = cpuMeter(w.service.pid);
   await w.api.call("POST", `/v1/vector-tables/${tableId}/sync`, undefined, [202]);
   let status = before;
   const deadline = Date.now() + 10 * 60_000;
@@ -88,8 +94,9 @@ async function batchPass(w: SourceWorld, tableId: string, n: number, round: numb
     status = await w.api.call("GET", `/v1/vector-tables/${tableId}/sync/status`);
   }
   const queries = await clients.stop();
+  const used = cpu();
   const pass = passTimes(w.dataDir, tableId);
-  return { passMs: pass.started && pass.finished ? Date.parse(pass.finished) - Date.parse(pass.started) : NaN, queries };
+  return { passMs: pass.started && pass.finished ? Date.parse(pass.finished) - Date.parse(pass.started) : NaN, queries, cpu: used };
 }
 
 const w = await openSourceWorld(
@@ -118,12 +125,13 @@ try {
 
   // 2. cdc under each load.
   let revBase = 0;
-  for (const n of CLIENTS) {
+  for (const n of NO_CDC ? [] : CLIENTS) {
     await waitIdle(w.service.pid, 1000, 60_000);
     progress(`cdc: ${RATE} changes/s for ${SECS} s beside ${n} client(s) querying without pause`);
+    const clients = startClients(w.api, cdc.id, n);
+    await clients.warm;
     const cpu = cpuMeter(w.service.pid);
     const t0 = performance.now();
-    const clients = startClients(w.api, cdc.id, n);
     const r: CdcResult = await runCdcLoad(w.sql, w.api, cdc.id, CDC_ROWS, { changesPerSec: RATE, rowsPerTxn: ROWS_PER_TXN, durationMs: SECS * 1000, drainMs: DRAIN_MS, revBase });
     const q = await clients.stop();
     const cpuUsed = cpu();
@@ -153,6 +161,8 @@ try {
     rows.push(
       [`batch pass, 1 % of ${num(BATCH_ROWS)} changed`, `alone ${(alone.passMs / 1000).toFixed(2)} s`, `beside ${most} clients ${(loaded.passMs / 1000).toFixed(2)} s`, `×${(loaded.passMs / alone.passMs).toFixed(2)}`],
       ["  its clients' queries", loaded.queries ? `p50 ${ms(loaded.queries.p50)}, p99 ${ms(loaded.queries.p99)}` : "", "", ""],
+      ["  alone", alone.cpu, "", ""],
+      [`  beside ${most} clients`, loaded.cpu, "", ""],
     );
   }
   console.log(`freshness bench: cdc table ${num(CDC_ROWS)} rows, fake emb_a ${DIMS} dimensions with no latency, ${ROWS_PER_TXN}-row transactions`);

@@ -22,14 +22,17 @@ export type Probed = { count: number; errors: number; p50: number; p99: number; 
  * the backfill's embedding calls. `everyMs`: the pace of its queries (default 50 ms; 0: one after
  * another, a client without pause).
  */
-export function startProber(api: Api, tableId: string, everyMs?: number): { stop(): Promise<Probed> } {
+export function startProber(api: Api, tableId: string, everyMs?: number): { warm: Promise<void>; stop(): Promise<Probed> } {
   const worker = new Worker(new URL("./prober-worker.ts", import.meta.url));
+  let warmed = () => {};
+  const warm = new Promise<void>((resolve) => (warmed = resolve));
   const done = new Promise<{ times: number[]; errors: number }>((resolve, reject) => {
-    worker.onmessage = (event: MessageEvent) => resolve(event.data);
+    worker.onmessage = (event: MessageEvent) => (event.data === "warm" ? warmed() : resolve(event.data));
     worker.onerror = (event) => reject(new Error(`prober: ${event.message}`));
   });
   worker.postMessage({ ...api.credentials, tableId, everyMs });
   return {
+    warm,
     async stop() {
       worker.postMessage("stop");
       const { times, errors } = await done;

@@ -14,36 +14,9 @@ export async function startService(env: Record<string, string>, dataDir: string,
   return Object.assign(running, { pid: running.proc.pid });
 }
 
-export class Api {
-  constructor(readonly url: string, private readonly headers: Record<string, string> = {}) {}
+import { Api } from "./api.ts";
 
-  withHeaders(headers: Record<string, string>): Api {
-    return new Api(this.url, { ...this.headers, ...headers });
-  }
-
-  /** URL and headers, to rebuild this Api in a worker (`new Api(url, headers)`). */
-  get credentials(): { url: string; headers: Record<string, string> } {
-    return { url: this.url, headers: { ...this.headers } };
-  }
-
-  /** The same credentials against a restarted service (a new port). */
-  at(url: string): Api {
-    return new Api(url, this.headers);
-  }
-
-  /** Answers the JSON body; throws with the body on any status outside `ok`. */
-  async call<T = any>(method: string, path: string, body?: unknown, ok: number[] = [200, 201, 204]): Promise<T> {
-    const init: RequestInit = { method, headers: { ...this.headers } };
-    if (body !== undefined) {
-      init.body = JSON.stringify(body);
-      (init.headers as Record<string, string>)["content-type"] = "application/json";
-    }
-    const res = await fetch(`${this.url}${path}`, init);
-    const text = await res.text();
-    if (!ok.includes(res.status)) throw new Error(`${method} ${path} → ${res.status} ${text.slice(0, 500)}`);
-    return (text ? JSON.parse(text) : null) as T;
-  }
-}
+export { Api };
 
 /** The 6-digit code of the latest mail to `email` in the service's JSON-lines outbox. */
 async function codeFromOutbox(dataDir: string, email: string): Promise<string> {

@@ -1,7 +1,8 @@
 // The query prober of `bench pipeline` and `bench freshness` (pipeline-backfill.ts startProber), on
 // a thread of its own: one top-10 query every `everyMs` (default 50; 0: one after another, without
-// pause) until told to stop, then the latencies of the answers.
-import { Api } from "./pipeline-service.ts";
+// pause) until told to stop, then the latencies of the answers. It says "warm" once its first
+// answer is in, so a phase can start beside clients already running rather than starting up.
+import { Api } from "./api.ts";
 
 declare const self: Worker;
 
@@ -30,6 +31,7 @@ async function probe(api: Api, tableId: string, everyMs: number): Promise<void> 
     } catch {
       errors++; // 409 before the first rows are stored, for one
     }
+    if (i === 0) self.postMessage("warm");
     const wait = everyMs - (performance.now() - started);
     if (wait > 0) await Bun.sleep(wait);
   }
