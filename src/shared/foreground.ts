@@ -7,12 +7,20 @@
 // - background: the vector store's upkeep, which only makes things cheaper or tidier later (stray
 //   sweeps, deeper checks, rebuilds, compaction, calibration: vector-store/pace.ts).
 //
-// Requests and sync are both foreground: neither waits for the other. Between its steps each
-// takes a plain turn of the loop (`turn`), so while both have work they alternate step by step,
-// each step a few milliseconds. Keeping the vectors current is the product's promise: when sync
-// waited (up to 25 ms a step) whenever a request was in flight, a client querying without pause
-// held a change stream to a trickle (300 changes/s with four such clients: p99 1.3 s, and minutes
-// behind at 500/s; docs/performance.md).
+// Requests and sync are both foreground: neither waits for the other. Keeping the vectors current
+// is the product's promise: when sync waited (up to 25 ms a step) whenever a request was in
+// flight, a client querying without pause held a change stream to a trickle (300 changes/s with
+// four such clients: p99 1.3 s, and minutes behind at 500/s; docs/performance.md).
+//
+// Between its steps sync takes turns of the loop (`turn`) by share: after a turn in which the
+// others ran for t ms, sync runs on for up to min(t × SYNC_SHARE, MAX_RUN_MS) before its next
+// turn. One step a turn gave sync one step per turn of a loop that ran every client's next step
+// in between: four clients querying without pause took most of it, and a hash pass over 100k rows
+// ran 2.2-3.3× its time alone. The turn's own length is the measure, not the requests in flight:
+// sync runs while the clients' next requests wait unread in their sockets, so at its turns none
+// was in flight in 352 of 414. With an equal share a busy loop is divided about half and half and
+// no request waits more than MAX_RUN_MS for sync; on an idle loop a turn takes microseconds, so
+// every step takes one, and timers and I/O are served between steps.
 //
 // Background steps give way to both: between steps one waits (`yieldTurn`) while a request or a
 // sync apply is in flight, up to MAX_WAIT_MS, then runs anyway. A background step is ~5 ms, so
@@ -24,6 +32,12 @@
 /** The longest a background step waits for the foreground to drain before it runs anyway. */
 const MAX_WAIT_MS = 25;
 
+/** Sync's time on a busy loop against the others': 1, half each. */
+export const SYNC_SHARE = 1;
+
+/** The longest sync runs on between two turns while requests are in flight. */
+export const MAX_RUN_MS = 20;
+
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export class Foreground {
@@ -31,6 +45,12 @@ export class Foreground {
   private syncs = 0;
   private waiting: (() => void)[] = [];
   private wakeQueued = false;
+  /** When sync came back from its last turn, and how long it may run on from then. */
+  private ranFrom = 0;
+  private earned = 0;
+
+  /** `now`: a monotonic clock in ms (tests give their own). */
+  constructor(private readonly now: () => number = () => performance.now()) {}
 
   /** A request's handler starts; pair with `leave()` in a `finally`. */
   enter(): void {
@@ -58,9 +78,16 @@ export class Foreground {
     return this.requests + this.syncs > 0;
   }
 
-  /** Between two foreground steps (sync's, or a query's own): a turn of the loop, no waiting. */
-  turn(): Promise<void> {
-    return nextTurn();
+  /**
+   * Between two foreground steps (sync's, or a query's own): a turn of the loop, no waiting, once
+   * this run has used the share its last turn earned it.
+   */
+  async turn(): Promise<void> {
+    const start = this.now();
+    if (start - this.ranFrom < this.earned) return;
+    await nextTurn();
+    this.ranFrom = this.now();
+    this.earned = Math.min((this.ranFrom - start) * SYNC_SHARE, MAX_RUN_MS);
   }
 
   /**

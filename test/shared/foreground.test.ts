@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { Foreground } from "../../src/shared/foreground.ts";
+import { Foreground, MAX_RUN_MS, SYNC_SHARE } from "../../src/shared/foreground.ts";
 
 const turns = async (n: number) => {
   for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve));
@@ -94,7 +94,7 @@ describe("foreground: sync work is foreground too", () => {
   });
 
   test("sync work and requests do not wait for each other: each step takes one turn", async () => {
-    const fg = new Foreground();
+    const fg = new Foreground(() => 0); // a turn that costs nothing earns nothing: every step takes one
     fg.enter(); // a request in flight the whole time
     const order: string[] = [];
     const sync = fg.syncing(async () => {
@@ -121,5 +121,57 @@ describe("foreground: sync work is foreground too", () => {
     const fg = new Foreground();
     await expect(fg.syncing(() => Promise.reject(new Error("boom")))).rejects.toThrow("boom");
     expect(fg.busy).toBe(false);
+  });
+});
+
+describe("foreground: sync's share of a busy loop", () => {
+  /** A fake clock and "the others": work that runs once a turn of the loop, taking `othersMs` of the clock each time. */
+  function busyLoop(othersMs: number) {
+    const clock = { t: 0 };
+    let others = 0;
+    let running = true;
+    const other = () => {
+      if (!running) return;
+      others++;
+      clock.t += othersMs;
+      setImmediate(other);
+    };
+    setImmediate(other);
+    return { fg: new Foreground(() => clock.t), clock, turnsOfOthers: () => others, stop: () => (running = false) };
+  }
+
+  /** Sync steps of `stepMs` each, a `turn()` after each: how many turns of the others ran meanwhile. */
+  async function syncSteps(loop: ReturnType<typeof busyLoop>, steps: number, stepMs: number): Promise<number> {
+    await loop.fg.turn(); // the first turn earns the run that follows
+    const before = loop.turnsOfOthers();
+    for (let i = 0; i < steps; i++) {
+      loop.clock.t += stepMs;
+      await loop.fg.turn();
+    }
+    return loop.turnsOfOthers() - before;
+  }
+
+  test("after a turn in which the others ran 8 ms, 3-ms sync steps run on for their 8 ms before the next turn", async () => {
+    expect(SYNC_SHARE).toBe(1);
+    const loop = busyLoop(8);
+    // Steps at 3, 6 ms go on; at 9 ms the share is used and the turn is taken; and so on: 3 turns for 9 steps.
+    const turnsTaken = await syncSteps(loop, 9, 3);
+    loop.stop();
+    expect(turnsTaken).toBe(3);
+  });
+
+  test("sync never runs on for more than MAX_RUN_MS, however long the others held the loop", async () => {
+    const loop = busyLoop(10 * MAX_RUN_MS);
+    const stepMs = MAX_RUN_MS / 4;
+    // Each run ends at MAX_RUN_MS: a turn every fourth step.
+    const turnsTaken = await syncSteps(loop, 12, stepMs);
+    loop.stop();
+    expect(turnsTaken).toBe(3);
+  });
+
+  test("on an idle loop every step takes its turn", async () => {
+    const loop = busyLoop(0);
+    expect(await syncSteps(loop, 5, 2)).toBe(5);
+    loop.stop();
   });
 });

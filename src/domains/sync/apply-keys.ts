@@ -6,7 +6,7 @@
 import type { Key } from "../../drivers/sources/types.ts";
 import { keyText } from "../../drivers/sources/types.ts";
 import type { VectorTableRow } from "../vector-tables/tables.ts";
-import { prepareRows, type ApplyCounts, type ApplyTarget } from "./apply.ts";
+import { prepareRows, writeRows, type ApplyCounts, type ApplyTarget } from "./apply.ts";
 import type { SyncJob } from "./job.ts";
 import { recordEmptyRows } from "./empty-rows.ts";
 import { withWriteLock } from "./state.ts";
@@ -21,7 +21,7 @@ export function applyKeys(job: SyncJob, keys: Key[], target: ApplyTarget, opts: 
     const { table } = job;
     const hashes = await job.source.hashesByKeys({ table: table.sourceTable, pk: [table.primaryKeyColumn], textColumns: job.textColumns, metaColumns: job.metaColumns, keys });
     const prepared = await prepareRows(job, hashes, target, opts);
-    await prepared.commit();
+    await prepared.commit(writeRows(job));
     // prepareRows deletes only rows it finds gone between its hash read and its fetch; a key
     // absent from the hash read is never handed to it.
     const present = new Set(hashes.map((h) => keyText(h.key)));

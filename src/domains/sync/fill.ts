@@ -6,7 +6,7 @@ import type { Key, RowHash } from "../../drivers/sources/types.ts";
 import type { TaskProgress } from "../../scheduler/types.ts";
 import { keyText } from "../../drivers/sources/types.ts";
 import { findVectorTableById } from "../vector-tables/repo.ts";
-import { addCounts, nothingApplied, prepareRows, type Applied, type ApplyCounts, type ApplyTarget } from "./apply.ts";
+import { addCounts, nothingApplied, prepareRows, writeRows, type Applied, type ApplyCounts, type ApplyTarget } from "./apply.ts";
 import { BudgetExceededError } from "./budget.ts";
 import type { SyncJob } from "./job.ts";
 import { hashPages } from "./pages.ts";
@@ -17,16 +17,6 @@ import { hashPages } from "./pages.ts";
  */
 export type FillProgress = TaskProgress & { after_key?: Key | null; generation?: number; config_version?: number; started_at?: string };
 
-/**
- * Rows per store write within a page. A page's 256 rows written at once held the event loop
- * ~25 ms (libSQL's batch is synchronous: the statements, then the commit's fsync, ~8 ms at 256
- * dimensions), and a query answered during a backfill waited behind it. In writes of 64 with a
- * turn between them, a query's p99 during a 50k-row backfill at 256 dimensions went from 66-72 ms
- * (four runs) to 43-52 ms (three), at the same backfill rate within the runs' spread. Managed
- * storage only: a platform store's write is a statement to the customer's database, where the
- * loop is not held and every extra statement costs a round trip (a warehouse's, ~100 ms).
- */
-export const FILL_WRITE_ROWS = 64;
 
 export type FillOutcome = { kind: "done"; progress: FillProgress; counts: ApplyCounts } | { kind: "config_moved" };
 
@@ -64,7 +54,7 @@ export async function fill(job: SyncJob, opts: FillOptions): Promise<FillOutcome
       progress = next;
       // The store write and the checkpoint are two transactions: a crash between them replays
       // this page, and prepareRows then finds its rows stored and embeds none of them again.
-      writing = prepared.commit(job.store.mode === "managed" ? FILL_WRITE_ROWS : undefined).then(() => opts.checkpoint(next));
+      writing = prepared.commit(writeRows(job)).then(() => opts.checkpoint(next));
       writing.catch(() => {}); // handled when awaited below; no unhandled rejection meanwhile
       addCounts(counts, prepared.counts);
       if (prepared.overBudget > 0) {

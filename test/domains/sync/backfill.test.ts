@@ -3,7 +3,7 @@ import { eq } from "drizzle-orm";
 import { eventually } from "../../harness.ts";
 import { tasks } from "../../../src/scheduler/tables.ts";
 import { runFillTask } from "../../../src/domains/sync/backfill.ts";
-import { FILL_WRITE_ROWS } from "../../../src/domains/sync/fill.ts";
+import { WRITE_ROWS } from "../../../src/domains/sync/apply.ts";
 import { PAGE_SIZE } from "../../../src/domains/sync/pages.ts";
 import { createWorld, enqueueFill, expectedSet, newVectorTable, sortedEntries, storedSet, tableRow, type World } from "./world.ts";
 
@@ -34,16 +34,16 @@ describe("happy", () => {
     expect(progress).toMatchObject({ last_processed_pk: "700", rows_processed: 700 });
   });
 
-  test("a page's vectors go to the store in writes of at most FILL_WRITE_ROWS rows (the event loop turns between them)", async () => {
+  test("a page's vectors go to the store in writes of at most WRITE_ROWS rows (the event loop turns between them)", async () => {
     const table = await newVectorTable(w);
     const task = await enqueueFill(w, table);
     await eventually(async () => (await taskOf(task.id)).status === "completed", 20_000);
     // Each store write is one transaction that moves the generation's change sequence by one.
     const rs = await w.services.database.client.execute({ sql: "SELECT seq FROM vs_generations WHERE collection = ?", args: [table.vectorstoreCollection] });
     const writes = Number(rs.rows[0]!.seq);
-    // 700 rows in pages of PAGE_SIZE, each page in writes of FILL_WRITE_ROWS.
+    // 700 rows in pages of PAGE_SIZE, each page in writes of WRITE_ROWS.
     const pages = [PAGE_SIZE, PAGE_SIZE, 700 - 2 * PAGE_SIZE];
-    expect(writes).toBe(pages.reduce((n, rows) => n + Math.ceil(rows / FILL_WRITE_ROWS), 0));
+    expect(writes).toBe(pages.reduce((n, rows) => n + Math.ceil(rows / WRITE_ROWS), 0));
     expect(sortedEntries(await storedSet(w.services, table))).toEqual(sortedEntries(await expectedSet(w.sql)));
   });
 
