@@ -34,6 +34,15 @@ export function compareCodePoints(a: string, b: string): number {
   return a.length < b.length ? -1 : a.length > b.length ? 1 : 0;
 }
 
+/**
+ * A numeric key's value when comparePk(true) compares it as a plain Number (an integer of at most
+ * SAFE_INTEGER_CHARS characters), else NaN. Two such values compare as comparePk(true) compares
+ * their keys: a caller comparing the same keys many times parses each once.
+ */
+export function smallIntegerKey(pk: string): number {
+  return pk.length <= SAFE_INTEGER_CHARS && INTEGER.test(pk) ? Number(pk) : NaN;
+}
+
 /** Numerically for numeric keys (BigInt when integral), else by code point; non-numbers among numeric keys by code point too. */
 export function comparePk(numeric: boolean): PkOrder {
   if (!numeric) return compareCodePoints;

@@ -3,7 +3,7 @@
 // mirror's f32 vectors); texts come from the mirror, or from libSQL when it keeps none. Everything
 // up to the text read is synchronous, so the ranking sees one state of the generation.
 import type { Client } from "@libsql/client";
-import { comparePk } from "../../shared/pk-order.ts";
+import { comparePk, smallIntegerKey } from "../../shared/pk-order.ts";
 import { rescore } from "./exact.ts";
 import { compilePredicate, type FilterNode } from "./filters/index.ts";
 import type { KeywordPostings } from "./keyword-postings.ts";
@@ -24,7 +24,9 @@ export async function rankInMemory(client: Client, gen: SearchTarget, words: Key
   const mirror = gen.mirror;
   const byPk = comparePk(gen.spec.numericPk);
   const order = (a: number, b: number) => byPk(mirror.pkOf(a), mirror.pkOf(b));
-  const { ranked, examined } = rankRows(words, terms, want, acceptor(gen, node), order, minScore !== null);
+  // Numeric keys are parsed once a ranking, not twice a comparison; they compare as comparePk would.
+  const key = gen.spec.numericPk ? (rid: number) => smallIntegerKey(mirror.pkOf(rid)) : null;
+  const { ranked, examined } = rankRows(words, terms, want, acceptor(gen, node), order, minScore !== null, key);
   // Ranked by BM25 then primary key already: the first `want` rows reaching `minScore` are the answer
   // (without a minimum, `ranked` holds just those).
   const kept: { row: Ranked; cosine: number }[] = [];

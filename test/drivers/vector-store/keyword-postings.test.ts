@@ -86,6 +86,9 @@ describe("keyword postings", () => {
           ranked.forEach((r, i) => expect(r.score).toBeCloseTo(want[i]!.score, 9));
           // `all`: every matching row, in order.
           if (k === 10) expect(rankRows(postings, words, k, accept, (a, b) => a - b, true).ranked.map((r) => r.rid)).toEqual(want.map((r) => r.rid));
+          // The same order given keys read once a ranking: a number for most rows, NaN (the order decides) for every seventh.
+          const keyed = rankRows(postings, words, k, accept, (a, b) => a - b, false, (rid) => (rid % 7 === 0 ? NaN : rid));
+          expect(keyed.ranked.map((r) => r.rid)).toEqual(want.slice(0, k).map((r) => r.rid));
         }
         expect(countRows(postings, words, accept)).toBe(want.length);
       }
