@@ -35,7 +35,7 @@ const MAX_WAIT_MS = 25;
 /** Sync's time on a busy loop against the others': 1, half each. */
 export const SYNC_SHARE = 1;
 
-/** The longest sync runs on between two turns while requests are in flight. */
+/** The longest sync runs on between two turns, however long the others held the loop. */
 export const MAX_RUN_MS = 20;
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));

@@ -47,11 +47,9 @@ export function smallIntegerKey(pk: string): number {
 export function comparePk(numeric: boolean): PkOrder {
   if (!numeric) return compareCodePoints;
   return (a, b) => {
+    const small = smallIntegerKey(a) - smallIntegerKey(b); // NaN unless both are small integers
+    if (!Number.isNaN(small)) return small < 0 ? -1 : small > 0 ? 1 : 0;
     if (INTEGER.test(a) && INTEGER.test(b)) {
-      if (a.length <= SAFE_INTEGER_CHARS && b.length <= SAFE_INTEGER_CHARS) {
-        const d = Number(a) - Number(b);
-        return d < 0 ? -1 : d > 0 ? 1 : 0;
-      }
       const x = BigInt(a);
       const y = BigInt(b);
       return x < y ? -1 : x > y ? 1 : 0;

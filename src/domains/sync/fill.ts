@@ -17,7 +17,6 @@ import { hashPages } from "./pages.ts";
  */
 export type FillProgress = TaskProgress & { after_key?: Key | null; generation?: number; config_version?: number; started_at?: string };
 
-
 export type FillOutcome = { kind: "done"; progress: FillProgress; counts: ApplyCounts } | { kind: "config_moved" };
 
 export type FillOptions = {

@@ -50,8 +50,9 @@ function keyedOrder(order: Order, key: Key, epoch: number): Order {
 
 /**
  * Scratch by rid, shared by every ranking (each runs synchronously, start to end): a row's score
- * so far, the ranking that last saw it (negated: filtered out), and the rows found, in order.
- * Grown to the largest rid asked; `slot` is by word id, zero between rankings.
+ * so far, the ranking that last saw it (negated: filtered out), the rows found, in order, and
+ * its key (`keyedOrder`) with the ranking that read it. Grown to the largest rid asked; `slot` is
+ * by word id, zero between rankings.
  */
 const scratch = { acc: new Float64Array(0), seen: new Int32Array(0), found: new Int32Array(0), slot: new Int32Array(0), keys: new Float64Array(0), keyed: new Int32Array(0), epoch: 0 };
 
