@@ -46,6 +46,14 @@ export interface Graph {
   addAsync(keys: BigUint64Array, vectors: Vectors, threads: number, linked?: Uint8Array): Promise<void>;
   /** n queries of k: query q's matches at [q·k, q·k + k); slots past its matches have distance +Infinity. */
   search(queries: Vectors, k: number, threads: number): [keys: BigUint64Array, distances: Float32Array, counts: Uint32Array];
+  /**
+   * Starts one query's search on the graph's helper thread and returns at once, so the caller can
+   * work meanwhile; `searchEnd` waits for it and answers as `search` does for one query. No other
+   * call on this graph in between (a reserve would move what the search reads), and `query` must
+   * not change.
+   */
+  searchBegin(query: Vectors, k: number): void;
+  searchEnd(): [keys: BigUint64Array, distances: Float32Array, counts: Uint32Array];
   contains(keys: BigUint64Array): boolean[];
   /**
    * Copies each key's stored i8 vector to its row of `out` (keys.length × dims); keys of 2⁶⁴ − 1

@@ -198,11 +198,12 @@ export class HnswIndex {
   /**
    * Approximate top-k current rows (nearest first), asking usearch for k widened by the dead
    * share so dead keys do not crowd live rows out. `exhausted`: the index had no more to give.
-   * `query` must own its buffer. One thread.
+   * `query` must own its buffer. One thread: the loop's, or with `meanwhile` a helper thread while
+   * the loop runs it (it must make no call on this index).
    */
-  search(query: Float32Array | Int8Array, k: number, isCurrent: IsCurrent): { rids: number[]; distances: Float32Array; exhausted: boolean } {
+  search(query: Float32Array | Int8Array, k: number, isCurrent: IsCurrent, meanwhile?: () => void): { rids: number[]; distances: Float32Array; exhausted: boolean } {
     const asked = this.askedFor(k);
-    const [keys, dist] = this.graph.search(query, asked, 1);
+    const [keys, dist] = meanwhile ? this.searchBeside(query, asked, meanwhile) : this.graph.search(query, asked, 1);
     const words = keyWords(keys);
     const rids: number[] = [];
     const distances: number[] = [];
@@ -218,6 +219,17 @@ export class HnswIndex {
       distances.push(d);
     }
     return { rids, distances: Float32Array.from(distances), exhausted: real < asked || asked >= this.size };
+  }
+
+  private searchBeside(query: Float32Array | Int8Array, asked: number, meanwhile: () => void): [BigUint64Array, Float32Array, Uint32Array] {
+    this.graph.searchBegin(query, asked);
+    try {
+      meanwhile();
+    } catch (e) {
+      this.graph.searchEnd(); // ended whatever `meanwhile` did: the next call on the graph may reserve
+      throw e;
+    }
+    return this.graph.searchEnd();
   }
 
   /**

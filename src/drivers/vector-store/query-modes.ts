@@ -6,7 +6,7 @@ import type { Client } from "@libsql/client";
 import type { FilterNode } from "./filters/index.ts";
 import { DEFAULT_VECTOR_WEIGHT, fuseRankings, hybridDepth, unscored, withLateScores } from "./fusion.ts";
 import { type KeywordQuery, keywordQuery } from "./keyword-index.ts";
-import { countKeywordMatches, keywordRanking, keywordScoresOf } from "./keyword-search.ts";
+import { countKeywordMatches, type KeywordRanking, keywordRanking, keywordScoresOf } from "./keyword-search.ts";
 import { queryVector, searchGeneration, type SearchTarget } from "./search.ts";
 import type { SearchExplain, SearchRequest, SearchResult } from "./types.ts";
 
@@ -33,8 +33,16 @@ async function keywordOnly(client: Client, gen: SearchTarget, req: SearchRequest
 async function hybrid(client: Client, gen: SearchTarget, req: SearchRequest, node: FilterNode | null, words: KeywordQuery, capScale?: number): Promise<SearchResult> {
   const w = req.vectorWeight ?? DEFAULT_VECTOR_WEIGHT;
   const depth = hybridDepth(req.k);
-  const vectorSide = await searchGeneration(client, gen, { ...req, k: depth, exactTop: req.k, mode: undefined }, node, capScale);
-  const keywordSide = await keywordRanking(client, gen, queryVector(req, gen.spec.dimensions), words, depth, node, req.minScore ?? null);
+  const rankWords = () => keywordRanking(client, gen, queryVector(req, gen.spec.dimensions), words, depth, node, req.minScore ?? null);
+  // The keyword side is ranked while the graph searches, when it does (search.ts `meanwhile`): in
+  // memory the ranking is synchronous up to its text read, so it runs on the loop as the graph
+  // search runs on a helper thread, and the query costs about the longer of the two.
+  let ranking: Promise<KeywordRanking> | null = null;
+  const vectorSide = await searchGeneration(client, gen, { ...req, k: depth, exactTop: req.k, mode: undefined }, node, capScale, () => {
+    ranking = rankWords();
+    ranking.catch(() => {}); // awaited below; a vector side that throws first leaves it unheard
+  });
+  const keywordSide = await (ranking ?? rankWords());
   const fused = fuseRankings(vectorSide.hits, keywordSide.hits, w, req.k, gen.spec.numericPk);
   const hits = withLateScores(fused, await keywordScoresOf(client, gen, words, unscored(fused)));
   if (!req.explain) return { hits, path: "hybrid" };

@@ -68,7 +68,12 @@ function rangeRun(node: FilterNode, mirror: Mirror): RangeRun | null {
   return block ? { block, ...runOf(block.values, iv!) } : null;
 }
 
-export async function searchGeneration(client: Client, gen: SearchTarget, req: SearchRequest, node: FilterNode | null, capScale?: number): Promise<SearchResult> {
+/**
+ * `meanwhile`: work the caller has for the loop while the graph searches (a hybrid query's keyword
+ * ranking: hnsw.ts `search`), run then if this search asks the graph, else not at all. It must
+ * make no call on the generation's index.
+ */
+export async function searchGeneration(client: Client, gen: SearchTarget, req: SearchRequest, node: FilterNode | null, capScale?: number, meanwhile?: () => void): Promise<SearchResult> {
   const query = queryVector(req, gen.spec.dimensions);
   if (gen.status === "loading") return searchSql(client, gen, query, req, node);
   const mirror = gen.mirror;
@@ -93,7 +98,7 @@ export async function searchGeneration(client: Client, gen: SearchTarget, req: S
   const plan = filter ? planSelective(input, selectivity, known, scannable) : planUnfiltered(input);
   // A compact mirror's paths keep more than k: their order is the codes', refine() makes it exact.
   const keep = mirror.hasFloats ? req.k : refineRows(req.k);
-  const found = await run(client, gen, query, req, plan, filter, keep);
+  const found = await run(client, gen, query, req, plan, filter, keep, meanwhile);
   const refined = mirror.hasFloats ? null : await refine(client, gen, query, found.candidates, req.k);
   const minScore = req.minScore ?? null;
   // Writes may land during refine's read: keep only rows still live and still matching.
@@ -108,14 +113,14 @@ export async function searchGeneration(client: Client, gen: SearchTarget, req: S
  * Runs a plan, keeping the `keep` best (and their ties); a bounded exact read that overflows, or
  * an HNSW search that falls short, runs the plan's next step.
  */
-async function run(client: Client, gen: SearchTarget, query: Float32Array, req: SearchRequest, plan: Plan, filter: Filter | null, keep: number): Promise<Found> {
+async function run(client: Client, gen: SearchTarget, query: Float32Array, req: SearchRequest, plan: Plan, filter: Filter | null, keep: number, meanwhile?: () => void): Promise<Found> {
   const mirror = gen.mirror;
   const pred = filter?.pred ?? null;
   if (plan.path === "hnsw") {
     // An HNSW step planned before an awaited exact read (a bounded read that overflowed) may find
     // a rebuild started meanwhile: that index is partial, so the exact path answers instead.
     if (gen.status !== "ready") return run(client, gen, query, req, { path: "exact" }, filter, keep);
-    const found = hnswCandidates(gen.hnsw, mirror, query, plan, pred, req.minScore ?? null);
+    const found = hnswCandidates(gen.hnsw, mirror, query, plan, pred, req.minScore ?? null, meanwhile);
     if (!found.complete && plan.exactIfShort) return examinedToo(found.returned, await run(client, gen, query, req, { path: "exact" }, filter, keep));
     const rids = withStrays(gen.hnsw, mirror, query, found.rids.slice(0, plan.rescore), pred, Math.max(plan.rescore, keep));
     return { candidates: cutWithTies(rescore(mirror, query, rids), keep), path: "hnsw", examined: found.returned + gen.hnsw.strays.size };
@@ -185,7 +190,7 @@ export interface HnswOutcome {
  * HNSW search with oversampling and exact post-filtering, widening ×2 from the plan's first pass
  * until `want` rows pass, the index is exhausted, or what remains is below `minScore`.
  */
-export function hnswCandidates(index: HnswIndex, mirror: Mirror, query: Float32Array, plan: HnswPlan, pred: Predicate<number> | null, minScore: number | null): HnswOutcome {
+export function hnswCandidates(index: HnswIndex, mirror: Mirror, query: Float32Array, plan: HnswPlan, pred: Predicate<number> | null, minScore: number | null, meanwhile?: () => void): HnswOutcome {
   // The i8 index is given the rows' codes (mirror.ts gatherCodes) and checks rows by them: the
   // query goes in the same form. As f32, usearch's own cast to i8 left a 768-dimension unit
   // vector's components within about ±5, and at 1M × 768 recall@10 was 0.983 against 0.993 with
@@ -195,7 +200,8 @@ export function hnswCandidates(index: HnswIndex, mirror: Mirror, query: Float32A
   let returned = 0;
   for (;;) {
     kq = Math.min(kq, index.size);
-    const found = index.search(asked, kq, (rid, version) => mirror.isCurrent(rid, version));
+    const found = index.search(asked, kq, (rid, version) => mirror.isCurrent(rid, version), meanwhile);
+    meanwhile = undefined; // beside the first pass only
     returned += found.rids.length;
     const rids = pred ? found.rids.filter((rid) => pred(rid)) : found.rids;
     if (rids.length >= plan.want || found.exhausted || kq >= index.size) return { rids, complete: true, returned };

@@ -118,6 +118,62 @@ describe("gather", () => {
   });
 });
 
+describe("a search beside the loop", () => {
+  test("searchBegin/searchEnd answer as search does, beside the loop's own work and an insertion in flight", async () => {
+    const graph = openGraph(DIMS, PARAMS, 64);
+    const data = vectors(3_000, DIMS, 4);
+    graph.add(keys(0, 1_000), data.slice(0, 1_000 * DIMS), 2);
+    const adding = graph.addAsync(keys(1_000, 2_000), data.slice(1_000 * DIMS), 2);
+    let hits = 0;
+    for (let i = 0; i < 50; i++) {
+      const query = data.slice(i * DIMS, (i + 1) * DIMS);
+      graph.searchBegin(query, 10);
+      let sum = 0;
+      for (let j = 0; j < 10_000; j++) sum += j; // the loop's work meanwhile
+      const [found, distances, counts] = graph.searchEnd();
+      expect(sum).toBe(49_995_000);
+      expect(counts[0]).toBe(10);
+      expect(found.length).toBe(10);
+      if (found[0] === keyOf(i, 3)) hits++; // HNSW misses a row now and then (strays.ts)
+      expect(Array.from(distances)).toEqual([...distances].sort((a, b) => a - b));
+    }
+    expect(hits).toBeGreaterThan(45);
+    await adding;
+    const query = data.slice(2_500 * DIMS, 2_501 * DIMS);
+    graph.searchBegin(query, 5);
+    const beside = graph.searchEnd();
+    const [found, distances] = graph.search(query, 5, 1);
+    expect(Array.from(beside[0])).toEqual(Array.from(found));
+    expect(Array.from(beside[1])).toEqual(Array.from(distances));
+  });
+
+  test("one at a time; an end with none begun, or a query of the wrong size, is refused", () => {
+    const graph = openGraph(DIMS, PARAMS, 64);
+    expect(() => graph.searchEnd()).toThrow("no search beside was begun");
+    graph.add(keys(0, 3), vectors(3), 1);
+    expect(() => graph.searchBegin(new Float32Array(DIMS - 1), 2)).toThrow("bad query or k");
+    graph.searchBegin(vectors(1), 5);
+    expect(() => graph.searchBegin(vectors(1), 5)).toThrow("already under way");
+    const [, distances, counts] = graph.searchEnd();
+    expect(counts[0]).toBe(3);
+    expect(Array.from(distances.subarray(3))).toEqual([Infinity, Infinity]);
+    expect(() => graph.searchEnd()).toThrow("no search beside was begun"); // ended: its answer was taken
+  });
+
+  test("HnswIndex.search with `meanwhile`: the same answer, `meanwhile` run once, and a throw still ends the search", () => {
+    const index = new HnswIndex(DIMS, PARAMS);
+    const data = vectors(500, DIMS, 6);
+    index.add(Array.from({ length: 500 }, (_, i) => i), new Array(500).fill(3), data);
+    const query = data.slice(42 * DIMS, 43 * DIMS);
+    let ran = 0;
+    const beside = index.search(query, 10, () => true, () => ran++);
+    expect(ran).toBe(1);
+    expect(beside).toEqual(index.search(query, 10, () => true));
+    expect(() => index.search(query, 10, () => true, () => { throw new Error("meanwhile failed"); })).toThrow("meanwhile failed");
+    expect(index.search(query, 10, () => true, () => ran++).rids[0]).toBe(42); // ended: a new one may begin
+  });
+});
+
 describe("insertions off the event loop", () => {
   test("addAsync leaves the loop turning, and searches beside it find what is already in", async () => {
     const graph = openGraph(128, { ...PARAMS, connectivity: 16, expansionAdd: 128 }, 64);
