@@ -17,7 +17,12 @@ import { checkIndexFile } from "./index-file.ts";
 import { searchBreadth } from "./planner.ts";
 import type { IndexParams } from "./types.ts";
 
-const FORMAT = 1;
+/**
+ * The description's format. An index file is a cache of what libSQL holds: a description of any
+ * other format is not read, and the generation's index is rebuilt (restart.ts), so there are no
+ * branches for older files.
+ */
+const FORMAT = 2;
 const SCALAR = "i8"; // the index's, a byte a dimension: a description naming another is refused
 /**
  * Rows a description lists: strays and rows not yet searched for (a fill's), up to this many.
@@ -49,28 +54,28 @@ export interface CheckpointMeta {
   file: string;
   bytes: number;
   crc32: number;
-  /** The index's known strays (strays.ts) when saved: a hint only, so the description may carry it. */
-  strays?: number[];
+  /** What was known of the file's strays when it was saved. */
+  strays: SavedStrays;
+}
+
+/** A description's stray list (strays.ts): a hint, so a load serves the strays at once. */
+export interface SavedStrays {
+  /** The index's strays and its rows not yet searched for (a fill's), up to savedStraysCap. */
+  rows: number[];
   /**
-   * `strays` is every stray of this file: each row in it had been checked when it was saved (no
-   * sweep owed, none left off the list). A load then checks only the rows it adds, instead of
-   * sweeping all (1M × 768: 13 min of CPU after every start).
+   * `rows` is every stray of the file: each row had been checked when it was saved (no sweep owed,
+   * none left off the list). A load then checks only the rows it adds, instead of sweeping all
+   * (1M × 768: 13 min of CPU after every start).
    */
-  straysChecked?: boolean;
+  whole: boolean;
   /** The last full sweep's duration (ms): the sweep budget's unit after a load (strays.ts). */
-  sweepMs?: number;
+  sweepMs: number;
   /**
    * The depth unfiltered searches ran at when saved (planner.ts searchBreadth), the depth the rows
    * were checked at. A row a search at that depth reached may be missed by a shallower one, so a
    * list checked deeper than searches now run is not whole (strayListFits).
    */
-  strayDepth?: number;
-  /**
-   * The rows were checked asking the index with their own i8 codes, as searches ask it. A
-   * description without it comes from a start that checked some rows with f32 vectors (usearch
-   * casts those otherwise): its list is not whole.
-   */
-  codesChecked?: boolean;
+  depth: number;
 }
 
 /** What the generation knows of its strays when it saves (strays.ts StraySweeper). */
@@ -125,9 +130,9 @@ export async function saveCheckpointIndex(dir: string, collection: string, gener
   const base = baseName(collection, generation);
   const file = `${base}.s${seq}.usearch`;
   const tmp = join(dir, `${file}.tmp`);
-  const strayed = strayFields(index, strays);
+  const listed = savedStrays(index, strays);
   const count = await index.saveAsync(tmp);
-  const meta = { format: FORMAT, collection, generation, seq, count, dimensions: index.dims, scalar: SCALAR, connectivity: index.params.connectivity, file, ...strayed };
+  const meta = { format: FORMAT, collection, generation, seq, count, dimensions: index.dims, scalar: SCALAR, connectivity: index.params.connectivity, file, strays: listed };
   return { dir, base, tmp, meta };
 }
 
@@ -167,16 +172,15 @@ async function fileCrc32Async(path: string): Promise<number> {
   }
 }
 
-function strayFields(index: HnswIndex, strays: StrayState): Pick<CheckpointMeta, "strays" | "straysChecked" | "sweepMs" | "strayDepth" | "codesChecked"> {
+function savedStrays(index: HnswIndex, strays: StrayState): SavedStrays {
   // Rows not yet searched for may be strays: listed, a restart scores them exactly until its sweep.
   const cap = savedStraysCap(index.liveSize, strays.checkedAll);
   const listed = firstDistinct(index.strays, strays.unverifiedRows, cap + 1);
   return {
-    strays: listed.slice(0, cap),
-    straysChecked: strays.checkedAll && listed.length <= cap,
+    rows: listed.slice(0, cap),
+    whole: strays.checkedAll && listed.length <= cap,
     sweepMs: Math.round(strays.sweepMs),
-    strayDepth: searchBreadth(index.liveSize, index.params.expansionSearch),
-    codesChecked: true,
+    depth: searchBreadth(index.liveSize, index.params.expansionSearch),
   };
 }
 
@@ -202,13 +206,10 @@ function firstDistinct(a: Set<number>, b: readonly number[], max: number): numbe
 /**
  * Does a description's whole stray list hold for searches over `liveRows` rows now? Only if its
  * rows were checked no deeper than those searches run: deletes since the save lower the breadth,
- * as would a change of its rule. A description without `strayDepth` (before 2026-11-24) counts
- * as checked at the breadth of its key count, an upper bound (dead keys included). Nor does the
- * list of an index checked before searches asked it with codes (`codesChecked`).
+ * as would a change of its rule.
  */
 export function strayListFits(meta: CheckpointMeta, liveRows: number, expansionSearch: number): boolean {
-  const depth = typeof meta.strayDepth === "number" ? meta.strayDepth : searchBreadth(meta.count, expansionSearch);
-  return meta.straysChecked === true && meta.codesChecked === true && depth <= searchBreadth(liveRows, expansionSearch);
+  return meta.strays.whole && meta.strays.depth <= searchBreadth(liveRows, expansionSearch);
 }
 
 /** The description, written to a temp name, fsynced, renamed over the old one. */
@@ -229,7 +230,7 @@ export function rewriteStrays(dir: string, collection: string, generation: numbe
   const base = baseName(collection, generation);
   const meta = readMeta(dir, base);
   if (typeof meta === "string" || meta.seq !== seq || meta.count !== index.size) return false;
-  writeMeta(dir, base, { ...meta, ...strayFields(index, strays) });
+  writeMeta(dir, base, { ...meta, strays: savedStrays(index, strays) });
   return true;
 }
 
@@ -251,11 +252,16 @@ function readMeta(dir: string, base: string): CheckpointMeta | string {
   if (!existsSync(path)) return "no checkpoint description";
   try {
     const meta = JSON.parse(readFileSync(path, "utf8")) as CheckpointMeta;
-    if (meta.format !== FORMAT || typeof meta.file !== "string" || typeof meta.crc32 !== "number") return "unreadable checkpoint description";
+    if (meta.format !== FORMAT) return `checkpoint description of format ${String(meta.format)}, not ${FORMAT}`;
+    if (typeof meta.file !== "string" || typeof meta.crc32 !== "number" || !readableStrays(meta.strays)) return "unreadable checkpoint description";
     return meta;
   } catch {
     return "unreadable checkpoint description";
   }
+}
+
+function readableStrays(s: SavedStrays | undefined): boolean {
+  return typeof s === "object" && s !== null && Array.isArray(s.rows) && typeof s.whole === "boolean" && typeof s.sweepMs === "number" && typeof s.depth === "number";
 }
 
 function loadingMarker(dir: string, collection: string, generation: number): string {
@@ -310,6 +316,6 @@ export function loadCheckpoint(dir: string, collection: string, generation: numb
   }
   if (index.size !== meta.count) return { ok: false, problem: `index holds ${index.size} vectors, expected ${meta.count}` };
   // Known strays serve at once; the sweep after the load confirms them and finds new ones.
-  for (const rid of Array.isArray(meta.strays) ? meta.strays : []) if (Number.isInteger(rid) && rid >= 0) index.strays.add(rid);
+  for (const rid of meta.strays.rows) if (Number.isInteger(rid) && rid >= 0) index.strays.add(rid);
   return { ok: true, index, meta };
 }

@@ -54,7 +54,7 @@ export interface Restored {
   seq: number;
   /**
    * The checkpoint's index (topped up with every live row when `problem` is null), the sequence it
-   * covers, and whether its strays were all known when saved (checkpoint.ts `straysChecked`).
+   * covers, and whether its strays were all known when saved (checkpoint.ts `SavedStrays.whole`).
    */
   checkpoint: { index: HnswIndex; seq: number; straysChecked: boolean; sweepMs: number } | null;
   /** Why the index must be rebuilt; null when it serves as it is. */
@@ -81,7 +81,7 @@ export async function restore(client: Client, ref: GenerationRef, mirror: Mirror
   const t1 = performance.now();
   if (!checkpoint.ok) return { seq, checkpoint: null, problem: checkpoint.problem, replayed: [], timing: {} };
   const { meta } = checkpoint;
-  const loaded = { index: checkpoint.index, seq: meta.seq, straysChecked: strayListFits(meta, mirror.liveCount, place.params.expansionSearch), sweepMs: Number(meta.sweepMs) || 0 };
+  const loaded = { index: checkpoint.index, seq: meta.seq, straysChecked: strayListFits(meta, mirror.liveCount, place.params.expansionSearch), sweepMs: meta.strays.sweepMs };
   if (loaded.seq > seq) return { seq, checkpoint: loaded, problem: `checkpoint at seq ${loaded.seq} is ahead of libSQL (${seq})`, replayed: [], timing: {} };
   const replayed = await coverLiveRows(loaded.index, mirror);
   const problem = selfCheck(loaded.index, mirror);

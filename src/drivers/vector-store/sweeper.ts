@@ -53,7 +53,7 @@ export class StraySweeper {
   /**
    * Some rows in the index were placed without a check (a load or rebuild) and no full sweep has
    * finished since: `strays` may miss some. False once one has, so a checkpoint can say its
-   * strays are the whole list (checkpoint.ts `straysChecked`). `owedAt` counts owe() calls, so a
+   * strays are the whole list (checkpoint.ts `SavedStrays.whole`). `owedAt` counts owe() calls, so a
    * sweep that began before the latest one does not clear it.
    */
   private owed = true;

@@ -171,8 +171,8 @@ describe("rows decided by their back links", () => {
     const dir = mkdtempSync(join(tmpdir(), "vecsync-back-links-"));
     try {
       const meta = await writeCheckpoint(dir, "vt", 1, 1, hnsw, sweeper);
-      expect(meta.straysChecked).toBe(true);
-      expect(new Set(meta.strays)).toEqual(new Set([...hnsw.strays, ...later]));
+      expect(meta.strays.whole).toBe(true);
+      expect(new Set(meta.strays.rows)).toEqual(new Set([...hnsw.strays, ...later]));
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -197,19 +197,19 @@ describe("rows decided by their back links", () => {
       // A fill's rows wait for the sweep after it: a million of them, every stray among them too.
       const many = Array.from({ length: 1_000_000 }, (_, i) => i);
       let meta = await save(many);
-      expect(meta.straysChecked).toBe(false);
-      const listed = meta.strays ?? [];
+      expect(meta.strays.whole).toBe(false);
+      const listed = meta.strays.rows;
       expect(listed.length).toBe(100_000);
       expect(new Set(listed).size).toBe(100_000);
       expect(listed.slice(0, strays.length)).toEqual(strays);
       // Exactly 100,000 distinct, repeats and strays included: whole.
       const fits = [...strays, ...Array.from({ length: 100_000 - strays.length }, (_, i) => 1_000_000 + i)];
       meta = await save([...fits, ...fits.slice(0, 500)]);
-      expect(meta.straysChecked).toBe(true);
-      expect(new Set(meta.strays)).toEqual(new Set(fits));
+      expect(meta.strays.whole).toBe(true);
+      expect(new Set(meta.strays.rows)).toEqual(new Set(fits));
       // One more: not whole.
       meta = await save([...fits, 2_000_000]);
-      expect(meta.straysChecked).toBe(false);
+      expect(meta.strays.whole).toBe(false);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -120,8 +120,8 @@ describe("strays across a restart", () => {
     expect(before).toBeGreaterThanOrEqual(20);
     await store.close(); // checkpoints: every row checked, the strays listed
     const saved = JSON.parse(readFileSync(join(w.indexDir, "vt_k.g1.json"), "utf8"));
-    expect(saved.straysChecked).toBe(true);
-    expect(saved.strays.length).toBe(before);
+    expect(saved.strays.whole).toBe(true);
+    expect(saved.strays.rows.length).toBe(before);
 
     const events: [string, Record<string, unknown>][] = [];
     const reopened = await w.open({ ...OPTS, log: (e, f) => events.push([e, f]) });
@@ -158,38 +158,40 @@ describe("strays across a restart", () => {
     const store = await withTwins(w);
     await store.checkpoint("vt_k"); // before any sweep: later rows may have cut earlier ones off
     const path = join(w.indexDir, "vt_k.g1.json");
-    expect(JSON.parse(readFileSync(path, "utf8")).straysChecked).toBe(false);
+    expect(JSON.parse(readFileSync(path, "utf8")).strays.whole).toBe(false);
     await store.whenReady("vt_k"); // the sweep, then the description rewritten
     const meta = JSON.parse(readFileSync(path, "utf8"));
-    expect(meta.straysChecked).toBe(true);
-    expect(meta.strays.length).toBe((await store.stats("vt_k")).strays);
-    expect(meta.strays.length).toBeGreaterThanOrEqual(20);
+    expect(meta.strays.whole).toBe(true);
+    expect(meta.strays.rows.length).toBe((await store.stats("vt_k")).strays);
+    expect(meta.strays.rows.length).toBeGreaterThanOrEqual(20);
   });
 
-  test("a list checked deeper than searches now run is swept after the load; one from before strayDepth at 64 loads as listed; an i8 one from before codesChecked is swept", async () => {
+  test("a list checked deeper than searches now run is swept after the load; a description of another format or shape is not read, the index rebuilt", async () => {
     await using w = await makeWorld();
     const store = await withTwins(w);
     await store.whenReady("vt_k");
     await store.close();
     const path = join(w.indexDir, "vt_k.g1.json");
     const saved = JSON.parse(readFileSync(path, "utf8"));
-    expect([saved.straysChecked, saved.strayDepth, saved.codesChecked]).toEqual([true, 64, true]); // 3,040 rows: the configured breadth
+    expect(saved.format).toBe(2);
+    expect([saved.strays.whole, saved.strays.depth]).toEqual([true, 64]); // 3,040 rows: the configured breadth
     const loadedAs = async (meta: Record<string, unknown>) => {
       writeFileSync(path, JSON.stringify(meta));
       const events: [string, Record<string, unknown>][] = [];
       const reopened = await w.open({ ...OPTS, log: (e, f) => events.push([e, f]) });
       await reopened.whenReady("vt_k");
       expect((await reopened.search("vt_k", { vector: same, k: 40 })).hits.length).toBe(40);
+      expect(await found(reopened)).toBe(40);
       await reopened.close();
-      return events.find(([e]) => e === "vector_store.index_loaded")![1].strays;
+      const loaded = events.find(([e]) => e === "vector_store.index_loaded");
+      return loaded ? loaded[1].strays : events.find(([e]) => e === "vector_store.index_rebuild")![1].reason;
     };
     // Rows reached at depth 200 may be missed at 64: the list says nothing of depth 64.
-    expect(await loadedAs({ ...saved, strayDepth: 200 })).toBe("sweep");
-    const { strayDepth: _, ...legacy } = JSON.parse(readFileSync(path, "utf8"));
-    expect(await loadedAs(legacy)).toBe("listed"); // N^0.8 gave 64 below 100k rows too
-    // Checked asking the index with f32 vectors: searches now ask it with codes.
-    const { codesChecked: __, ...uncoded } = JSON.parse(readFileSync(path, "utf8"));
-    expect(await loadedAs(uncoded)).toBe("sweep");
+    expect(await loadedAs({ ...saved, strays: { ...saved.strays, depth: 200 } })).toBe("sweep");
+    // An index file is a cache: a description of the format before (the stray fields loose) is rebuilt from libSQL.
+    const { strays, ...rest } = JSON.parse(readFileSync(path, "utf8"));
+    expect(await loadedAs({ ...rest, format: 1, strays: strays.rows, straysChecked: true, strayDepth: 64, codesChecked: true })).toBe("checkpoint description of format 1, not 2");
+    expect(await loadedAs({ ...JSON.parse(readFileSync(path, "utf8")), strays: { rows: [] } })).toBe("unreadable checkpoint description");
   });
 
   test("a checkpoint saved while a sweep was owed is swept after the load", async () => {
@@ -198,7 +200,8 @@ describe("strays across a restart", () => {
     await store.close();
     // As a load leaves it until its sweep ends: the list may be short.
     const path = join(w.indexDir, "vt_k.g1.json");
-    writeFileSync(path, JSON.stringify({ ...JSON.parse(readFileSync(path, "utf8")), straysChecked: false, strays: [] }));
+    const meta = JSON.parse(readFileSync(path, "utf8"));
+    writeFileSync(path, JSON.stringify({ ...meta, strays: { ...meta.strays, whole: false, rows: [] } }));
     const events: [string, Record<string, unknown>][] = [];
     const reopened = await w.open({ ...OPTS, log: (e, f) => events.push([e, f]) });
     await reopened.whenReady("vt_k");
