@@ -1,15 +1,13 @@
 // The keyword ranking of a ready generation, from memory (keyword-postings.ts, keyword-rank.ts): the filter is the
 // mirror's predicate, as the vector paths apply it; cosines are the exact path's (rescore over the
-// mirror's f32 vectors); texts come from the mirror, or from libSQL when it keeps none. Everything
-// up to the text read is synchronous, so the ranking sees one state of the generation.
-import type { Client } from "@libsql/client";
+// mirror's f32 vectors); texts are the mirror's. Synchronous, so the ranking sees one state of the
+// generation.
 import { comparePk, smallIntegerKey } from "../../shared/pk-order.ts";
 import { rescore } from "./exact.ts";
 import { compilePredicate, type FilterNode } from "./filters/index.ts";
 import type { KeywordPostings } from "./keyword-postings.ts";
 import { countRows, type Ranked, rankRows, scoreText } from "./keyword-rank.ts";
 import type { KeywordHit, KeywordRanking } from "./keyword-search.ts";
-import { readTexts } from "./reads.ts";
 import type { SearchTarget } from "./search.ts";
 import type { SearchHit } from "./types.ts";
 
@@ -20,7 +18,7 @@ function acceptor(gen: SearchTarget, node: FilterNode | null): ((rid: number) =>
   return node === null ? null : compilePredicate(node, gen.mirror.access);
 }
 
-export async function rankInMemory(client: Client, gen: SearchTarget, words: KeywordPostings, query: Float32Array, terms: string[], want: number, node: FilterNode | null, minScore: number | null): Promise<KeywordRanking> {
+export function rankInMemory(gen: SearchTarget, words: KeywordPostings, query: Float32Array, terms: string[], want: number, node: FilterNode | null, minScore: number | null): KeywordRanking {
   const mirror = gen.mirror;
   const byPk = comparePk(gen.spec.numericPk);
   const order = (a: number, b: number) => byPk(mirror.pkOf(a), mirror.pkOf(b));
@@ -39,19 +37,13 @@ export async function rankInMemory(client: Client, gen: SearchTarget, words: Key
     });
     if (minScore === null) break;
   }
-  let hits: KeywordHit[] = kept.map(({ row, cosine }) => ({
+  const hits: KeywordHit[] = kept.map(({ row, cosine }) => ({
     pk: mirror.pkOf(row.rid),
     score: cosine,
     metadata: mirror.metadataOf(row.rid),
     text: mirror.textOf(row.rid) ?? "",
     keywordScore: row.score,
   }));
-  if (!mirror.keepTexts && hits.length > 0) {
-    // Texts live only in libSQL: one read for the hits. A row deleted meanwhile is dropped.
-    const rids = kept.map((k) => k.row.rid);
-    const texts = await readTexts(client, gen, rids);
-    hits = hits.flatMap((h, i) => (texts.has(rids[i]!) ? [{ ...h, text: texts.get(rids[i]!)! }] : []));
-  }
   return { hits, examined };
 }
 

@@ -40,7 +40,7 @@ export async function keywordRanking(client: Client, gen: SearchTarget, query: F
   const { match } = q;
   if (match === null || want <= 0) return { hits: [], examined: 0 };
   const words = inMemory(gen);
-  if (words) return rankInMemory(client, gen, words, query, q.words, want, node, minScore);
+  if (words) return rankInMemory(gen, words, query, q.words, want, node, minScore);
   const t = generationTables(gen.collection, gen.generation);
   const where = compileSql(node, gen.spec.metadata, "r");
   // Ranked on the index (and the filter's columns) alone, then only the page's rows read whole:

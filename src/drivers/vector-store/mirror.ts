@@ -1,6 +1,6 @@
 // The in-memory mirror of one generation: every live row's i8 codes (and, while the collection is
-// small enough, its f32 vector), typed metadata, primary key and (unless `keepTexts` is off, or
-// the mirror is compact) embedded text, indexed by rid. It feeds the exact path (gather + usearch
+// small enough, its f32 vector), typed metadata, primary key and (with the f32 vectors) embedded
+// text, indexed by rid. It feeds the exact path (gather + usearch
 // exactSearch), the re-score of HNSW candidates, the in-memory filter predicate and the hits
 // themselves, so a search on a ready generation needs no SQL for broad or unfiltered queries.
 // libSQL stays the source of truth.
@@ -37,8 +37,6 @@ export function normalizeInPlace(data: Float32Array, from: number, dims: number)
 
 /** How much of each row the mirror keeps in memory (VectorStoreOptions). */
 export interface MirrorMemory {
-  /** Keep embedded texts (default true); a compact mirror never does. */
-  keepTexts?: boolean;
   /** Most bytes of f32 vectors kept (live rows × dims × 4) before the mirror turns compact (default: no limit). */
   floatBytes?: number;
   /** How long writes must have paused before a range block is made again (default RANGE_QUIET_MS). */
@@ -49,7 +47,6 @@ export class Mirror {
   readonly dims: number;
   /** False once compact: only the i8 codes are kept (and the f32 slabs are empty). */
   hasFloats = true;
-  keepTexts: boolean;
   private readonly floatBytes: number;
   /** A compact mirror's set() normalizes here before quantizing. */
   private scratch: Float32Array | null = null;
@@ -64,7 +61,7 @@ export class Mirror {
   /** Contiguous copies of codes for the exact path (scan-blocks.ts), told of every row's change. */
   readonly blocks: ScanBlocks;
   private readonly pks: (string | undefined)[] = [];
-  /** Empty when texts are not kept (then hits read them from libSQL). */
+  /** Each row's embedded text while the mirror has its f32 vectors; empty once compact (refine.ts reads them from libSQL). */
   private readonly texts: (string | undefined)[] = [];
   private labelChars = 0;
   /**
@@ -85,7 +82,6 @@ export class Mirror {
     initialRows = 1024,
   ) {
     this.dims = spec.dimensions;
-    this.keepTexts = memory.keepTexts ?? true;
     this.floatBytes = memory.floatBytes ?? Infinity;
     this.vectors = new VectorSlabs(this.dims);
     if (this.floatBytes <= 0) this.compact();
@@ -156,7 +152,7 @@ export class Mirror {
       } else quantizeInto(unit, 0, this.dims, this.vectors.codeSlabOf(rid), base);
     }
     this.setMetadata(rid, metadata);
-    this.setLabels(rid, pk, this.keepTexts ? text : undefined);
+    this.setLabels(rid, pk, this.hasFloats ? text : undefined);
     if (this.words?.covers(rid)) this.words.add(rid, text);
     if (this.live[rid] !== 1) this.liveCount++;
     this.live[rid] = 1;
@@ -188,11 +184,8 @@ export class Mirror {
     this.hasFloats = false;
     this.vectors.dropFloats();
     this.words = null;
-    if (this.keepTexts) {
-      for (const text of this.texts) this.labelChars -= text?.length ?? 0;
-      this.texts.length = 0;
-      this.keepTexts = false;
-    }
+    for (const text of this.texts) this.labelChars -= text?.length ?? 0;
+    this.texts.length = 0;
   }
 
   /** set() calls it after writing the codes: the old values' blocks go for the codes, the new ones' for their rows. */
@@ -217,7 +210,7 @@ export class Mirror {
   private setLabels(rid: number, pk: string | undefined, text: string | undefined): void {
     this.labelChars += (pk?.length ?? 0) - (this.pks[rid]?.length ?? 0);
     this.pks[rid] = pk;
-    if (!this.keepTexts) return;
+    if (!this.hasFloats) return;
     this.labelChars += (text?.length ?? 0) - (this.texts[rid]?.length ?? 0);
     this.texts[rid] = text;
   }
@@ -227,7 +220,7 @@ export class Mirror {
    * starts filling them from the texts (`fill` resolves when they are whole, or given up).
    */
   keywordPostings(): KeywordPostings | null {
-    if (!this.hasFloats || !this.keepTexts) return null;
+    if (!this.hasFloats) return null;
     if (!this.words) {
       const words = (this.words = new KeywordPostings());
       this.filled = words.fill(() => this.ridEnd, (rid) => (this.live[rid] === 1 ? this.texts[rid] : undefined), () => this.words === words);
@@ -240,7 +233,7 @@ export class Mirror {
     return this.pks[rid]!;
   }
 
-  /** The embedded text of a live rid, or undefined when texts are not kept in memory. */
+  /** The embedded text of a live rid, or undefined once compact. */
   textOf(rid: number): string | undefined {
     return this.texts[rid];
   }

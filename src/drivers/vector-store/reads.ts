@@ -103,14 +103,6 @@ export async function countMatching(client: Client, ref: GenerationRef, where: S
   return Number(rs.rows[0]?.n ?? 0);
 }
 
-/** Embedded texts by rid (rids are our integers: inlined, one statement, no JSON). */
-export async function readTexts(client: Client, ref: GenerationRef, rids: number[]): Promise<Map<number, string>> {
-  const t = generationTables(ref.collection, ref.generation);
-  const list = rids.map((r) => Math.floor(r)).join(",");
-  const rs = await client.execute(`SELECT rid, text FROM ${t.docs} WHERE rid IN (${list})`);
-  return new Map(rs.rows.map((r) => [Number(r.rid), String(r.text)]));
-}
-
 /**
  * The f32 vectors and texts of a few rows by rid (refine.ts). One statement text whatever the
  * rids (a JSON list), so a read connection's statement cache keeps it prepared.

@@ -1,10 +1,10 @@
 // One search against one generation: the planner (planner.ts) decides the path, this module runs
 // it. Whatever the path, results are exact with respect to the filter, scored by exact f32 cosine,
-// ordered by score then primary key, with min score applied. On a ready generation everything
-// but the exact path's rid read (and the text, when texts are not kept in memory) comes from the
-// mirror, read synchronously: one consistent state, the one every acknowledged write has reached.
-// A compact mirror (mirror.ts) keeps i8 codes only: the paths then choose refineRows(k)
-// candidates by the codes' cosine, and refine.ts scores them exactly from libSQL.
+// ordered by score then primary key, with min score applied. On a ready generation everything but
+// the exact path's rid read comes from the mirror, read synchronously: one consistent state, the
+// one every acknowledged write has reached. A compact mirror (mirror.ts) keeps i8 codes only, no
+// texts: the paths then choose refineRows(k) candidates by the codes' cosine, and refine.ts scores
+// them exactly, with their texts, from libSQL.
 import type { Client } from "@libsql/client";
 import { comparePk } from "../../shared/pk-order.ts";
 import { VectorStoreError } from "./errors.ts";
@@ -15,7 +15,7 @@ import type { HnswIndex } from "./hnsw.ts";
 import { type Mirror, normalizeInPlace } from "./mirror.ts";
 import { type Calibration, filteredSelectivity, type HnswPlan, knownMatches, type Plan, type PlanInput, planSelective, planUnfiltered, valuesOf } from "./planner.ts";
 import { quantizeQuery } from "./quantize.ts";
-import { countMatching, matchingRids, readTexts } from "./reads.ts";
+import { countMatching, matchingRids } from "./reads.ts";
 import { refine, refineRows } from "./refine.ts";
 import { codesFrom, intervalOf, type RangeBlock, runOf } from "./range-blocks.ts";
 import { type GenerationRef, readMetadataValue } from "./rows.ts";
@@ -104,7 +104,7 @@ export async function searchGeneration(client: Client, gen: SearchTarget, req: S
   // Writes may land during refine's read: keep only rows still live and still matching.
   const chosen = refined ? refined.candidates.filter((c) => mirror.isLive(c.rid) && (!filter || filter.pred(c.rid))) : found.candidates;
   const candidates = minScore === null ? chosen : chosen.filter((c) => 1 - c.distance >= minScore);
-  const hits = await finish(client, gen, candidates, req.k, refined?.texts);
+  const hits = finish(gen, candidates, req.k, refined?.texts);
   if (!req.explain) return { hits, path: found.path };
   return { hits, path: found.path, explain: explainSearch(input, filter ? selectivity : null, plan, found.path, found.examined) };
 }
@@ -242,19 +242,14 @@ export function withStrays(index: HnswIndex, mirror: Mirror, query: Float32Array
 
 /**
  * Turns the (at most k + ties) candidates into hits from the mirror, orders them, cuts to k.
- * Texts come from `refinedTexts` (refine.ts read them), or the mirror, or else one libSQL read.
+ * Texts come from `refinedTexts` (a compact mirror's: refine.ts read them), else the mirror.
  */
-async function finish(client: Client, gen: SearchTarget, candidates: Candidate[], k: number, refinedTexts?: Map<number, string>): Promise<SearchHit[]> {
+function finish(gen: SearchTarget, candidates: Candidate[], k: number, refinedTexts?: Map<number, string>): SearchHit[] {
   if (candidates.length === 0) return [];
   const mirror = gen.mirror;
   const textOf = (rid: number) => refinedTexts?.get(rid) ?? mirror.textOf(rid) ?? "";
   const hits: SearchHit[] = candidates.map((c) => ({ pk: mirror.pkOf(c.rid), score: 1 - c.distance, metadata: mirror.metadataOf(c.rid), text: textOf(c.rid) }));
-  const ordered = orderHits(hits, k, gen.spec.numericPk);
-  if (refinedTexts || mirror.keepTexts) return ordered;
-  // Texts live only in libSQL: one read for the final hits. A row deleted meanwhile is dropped.
-  const ridOf = new Map(candidates.map((c) => [mirror.pkOf(c.rid), c.rid]));
-  const texts = await readTexts(client, gen, ordered.map((h) => ridOf.get(h.pk)!));
-  return ordered.filter((h) => texts.has(ridOf.get(h.pk)!)).map((h) => ({ ...h, text: texts.get(ridOf.get(h.pk)!)! }));
+  return orderHits(hits, k, gen.spec.numericPk);
 }
 
 export function orderHits(hits: SearchHit[], k: number, numericPk: boolean): SearchHit[] {

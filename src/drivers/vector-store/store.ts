@@ -43,12 +43,6 @@ export interface VectorStoreOptions {
   /** Scales the planner's exact-path match cap (planner.ts); tests lower it to reach HNSW on small data. */
   exactCapScale?: number;
   /**
-   * Keep each row's embedded text in memory beside its vector (default true): hits then need no
-   * SQL read, ~0.1 ms less per search on a cold page cache. Costs the texts' size (~2 B/char
-   * counted) per row; turn off for very long texts, and hits read their text from libSQL.
-   */
-  keepTexts?: boolean;
-  /**
    * A collection keeps its f32 vectors in memory while they take at most this many bytes (live
    * rows × dims × 4; default DEFAULT_FLOAT_MIRROR_BYTES). Past it the collection turns compact
    * (mirror.ts): i8 codes only, no texts, and each search reads its final candidates' f32
@@ -72,10 +66,10 @@ export class VectorStore {
     indexDir: string,
     params: Partial<IndexParams> | undefined,
     private readonly log: StoreLog,
-    private readonly tuning: { exactCapScale?: number; keepTexts: boolean; floatMirrorBytes: number; autoCalibrate: boolean; rangeQuietMs?: number },
+    private readonly tuning: { exactCapScale?: number; floatMirrorBytes: number; autoCalibrate: boolean; rangeQuietMs?: number },
   ) {
     const indexParams = { ...DEFAULT_INDEX_PARAMS, ...params };
-    const memory = { keepTexts: tuning.keepTexts, floatBytes: tuning.floatMirrorBytes, rangeQuietMs: tuning.rangeQuietMs };
+    const memory = { floatBytes: tuning.floatMirrorBytes, rangeQuietMs: tuning.rangeQuietMs };
     const newGeneration = (collection: string, generation: number, spec: GenerationSpec) =>
       new Generation(collection, generation, spec, indexParams, indexDir, log, memory);
     this.collections = new Collections(client, newGeneration, log);
@@ -86,7 +80,6 @@ export class VectorStore {
     graphAddon(); // every graph runs on it: without it the store does not open, and says why
     const store = new VectorStore(opts.client, opts.indexDir, opts.index, opts.log ?? (() => {}), {
       exactCapScale: opts.exactCapScale,
-      keepTexts: opts.keepTexts ?? true,
       floatMirrorBytes: opts.floatMirrorBytes ?? DEFAULT_FLOAT_MIRROR_BYTES,
       autoCalibrate: opts.autoCalibrate ?? true,
       rangeQuietMs: opts.rangeQuietMs,

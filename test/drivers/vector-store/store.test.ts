@@ -146,30 +146,6 @@ describe.each(MIRRORS)("happy, %s mirror", (_, memory) => {
     expect(recall / (queries.length * 2)).toBeGreaterThanOrEqual(0.93);
   });
 
-  test("texts kept in libSQL only: same hits, texts read for the final k, scores exact f32 cosine", async () => {
-    await using w = await makeWorld(memory);
-    const store = await w.open({ index: { threads: 1 }, keepTexts: false });
-    await store.createCollection("vt_a", SPEC);
-    const rows = productRows(3000, SPEC.dimensions);
-    await store.upsert("vt_a", rows);
-    const byPk = new Map(rows.map((r) => [r.pk, r]));
-    for (const q of queries.slice(0, 5)) {
-      for (const filter of [undefined, { active: { neq: false } }, { stock: 7 }]) {
-        const { hits, path } = await store.search("vt_a", { vector: q, k: 10, filter });
-        expect(path).toBe(filter?.stock === 7 ? "exact-memory" : "hnsw");
-        expect(hits).toHaveLength(10);
-        for (const h of hits) {
-          expect(h.text).toBe(`product ${h.pk}`);
-          expect(h.metadata).toEqual(byPk.get(h.pk)!.metadata);
-          expect(Math.abs(h.score - cosine(byPk.get(h.pk)!.vector, q))).toBeLessThan(1e-5);
-        }
-      }
-    }
-    expect(await store.delete("vt_a", ["0"])).toBe(1);
-    const after = await store.search("vt_a", { vector: rows[0]!.vector, k: 3 });
-    expect(pks(after.hits)).not.toContain("0");
-  });
-
   test("delete, metadata-only update and re-upsert are reflected in search, count and hashes", async () => {
     await using w = await makeWorld(memory);
     const store = await w.open();
