@@ -1,8 +1,8 @@
 // The in-memory mirror of one generation: every live row's i8 codes (and, while the collection is
 // small enough, its f32 vector), typed metadata, primary key and (with the f32 vectors) embedded
-// text, indexed by rid. It feeds the exact path (gather + usearch
-// exactSearch), the re-score of HNSW candidates, the in-memory filter predicate and the hits
-// themselves, so a search on a ready generation needs no SQL for broad or unfiltered queries.
+// text, indexed by rid. It feeds the exact path (gather + usearch exactSearch), the re-score of
+// HNSW candidates, the in-memory filter predicate and the hits themselves, so a search on a ready
+// generation needs no SQL for broad or unfiltered queries.
 // libSQL stays the source of truth.
 //
 // Compact: past `floatBytes` of f32 vectors (MirrorMemory) the mirror drops its f32 copy and its
