@@ -1,6 +1,6 @@
 // `bun run build`: compiles src/main.ts into one executable, dist/vecsync, that runs from any
-// directory without node_modules. The native engines (libSQL, usearch and our own binding over it,
-// sqlite-vec, DuckDB) ride inside it and are written out to a cache directory on first use; see
+// directory without node_modules. The native engines (libSQL, DuckDB, usearch and our own binding
+// over it) ride inside it and are written out to a cache directory on first use; see
 // scripts/build/. The local semantic model's worker is a second entry point (Bun finds a worker
 // in a binary only among its entry points), and its weights and WASM kernels are embedded files
 // read in place (src/drivers/embeddings/local-semantic/assets.ts).

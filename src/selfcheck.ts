@@ -9,7 +9,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createEmbeddingProvider } from "./drivers/embeddings/index.ts";
 import { SEMANTIC_MODEL, SEMANTIC_VERSION } from "./drivers/embeddings/local-semantic/index.ts";
-import { loadSqliteVec } from "./native.ts";
 import { graphAddon, openGraph, usearchVersion } from "./native/usearch.ts";
 
 export type EngineReport = { engine: string; ok: boolean; version?: string; error?: string };
@@ -45,12 +44,6 @@ export async function selfCheck(): Promise<EngineReport[]> {
         graph.add(BigUint64Array.of(1n), Int8Array.of(127, 0, 0), 1);
         if (graph.search(Int8Array.of(127, 0, 0), 1, 1)[0][0] !== 1n) throw new Error("search did not find the vector it was given");
         return graphAddon().usearchVersion;
-      }),
-      await check("sqlite-vec", () => {
-        const db = loadSqliteVec(join(dir, "vec.db"));
-        const row = db.prepare("SELECT vec_version() AS v").get() as { v: string };
-        db.close();
-        return row.v;
       }),
       await check("duckdb", async () => {
         const instance = await DuckDBInstance.create(":memory:");

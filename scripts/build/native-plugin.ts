@@ -2,7 +2,7 @@
 //
 // Each package finds its addon with a dynamic `require` Bun cannot follow (libsql builds the
 // package name from the platform, usearch goes through node-gyp-build, DuckDB's binding needs
-// libduckdb.so beside it, sqlite-vec hands out a filesystem path). The plugin
+// libduckdb.so beside it). The plugin
 //   1. replaces src/native/embedded.ts with the list of this target's native files, each imported
 //      `with { type: "file" }` so they are embedded in the binary, and
 //   2. rewrites each package's loading site to call src/native/load.ts, which writes the files
@@ -92,12 +92,6 @@ const REWRITES: Rewrite[] = [
       assertContains(src, "module.exports = getNativeNodeBinding(getRuntimePlatformArch());", "@duckdb/node-bindings");
       return `module.exports = require(${load}).loadAddon("duckdb");\n`;
     },
-  },
-  {
-    engine: "sqlite-vec",
-    file: /[\\/]node_modules[\\/]sqlite-vec[\\/]index\.(mjs|cjs)$/,
-    apply: (src, load) =>
-      replaceOnce(src, /function getLoadablePath\(\) \{[\s\S]*?\n\}\n/, `function getLoadablePath() {\n  return require(${load}).nativeFile("sqlite-vec");\n}\n`, "sqlite-vec"),
   },
 ];
 

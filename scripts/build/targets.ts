@@ -35,7 +35,6 @@ export const TARGETS: Record<string, BuildTarget> = {
       usearch: { pkg: "usearch", subdir: "prebuilds/linux-x64", files: ["usearch.node"] },
       // vecsync's binding over the same usearch headers (native/README.md): named by usearch's version.
       graph: { pkg: "usearch", dir: "native/prebuilt/linux-x64", files: ["vecsync-graph.node"] },
-      "sqlite-vec": { pkg: "sqlite-vec-linux-x64", via: "sqlite-vec", files: ["vec0.so"] },
       // duckdb.node links libduckdb.so through RUNPATH $ORIGIN: both go to the same directory.
       duckdb: { pkg: "@duckdb/node-bindings-linux-x64", via: "@duckdb/node-bindings", files: ["duckdb.node", "libduckdb.so"] },
     },

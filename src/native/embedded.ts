@@ -2,7 +2,7 @@
 // package loads its addon from node_modules as usual; `scripts/build` replaces this module's
 // contents with the real list (see scripts/build/native-plugin.ts), so the source never changes.
 
-export type NativeEngine = "libsql" | "usearch" | "graph" | "sqlite-vec" | "duckdb";
+export type NativeEngine = "libsql" | "usearch" | "graph" | "duckdb";
 
 export type EmbeddedFile = {
   /** File name on disk; files of one engine land side by side (DuckDB's addon needs `$ORIGIN`). */
@@ -17,7 +17,7 @@ export type EmbeddedEngine = {
   version: string;
   /** sha256 (hex, shortened) over the names and contents: names the cache directory. */
   hash: string;
-  /** The file that is loaded: an N-API addon, or the loadable extension for sqlite-vec. */
+  /** The N-API addon that is loaded; the other files sit beside it. */
   main: string;
   files: EmbeddedFile[];
 };

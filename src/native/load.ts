@@ -1,6 +1,6 @@
 // What the native packages call instead of their own dynamic `require`s inside a compiled binary:
-// scripts/build/native-plugin.ts rewrites libsql, usearch, @duckdb/node-bindings and sqlite-vec
-// to call these. Under `bun run` nothing calls them; the packages load from node_modules.
+// scripts/build/native-plugin.ts rewrites libsql, usearch and @duckdb/node-bindings to call these.
+// Under `bun run` nothing calls them; the packages load from node_modules.
 // Keep this module a leaf (no package imports): the rewritten packages import it while they load.
 import { join } from "node:path";
 import { embedded, type NativeEngine } from "./embedded.ts";
@@ -16,7 +16,7 @@ function embeddedEngine(name: NativeEngine) {
 }
 
 /** Path of the engine's main native file on the real filesystem (extracted on first use). */
-export function nativeFile(name: NativeEngine): string {
+function nativeFile(name: NativeEngine): string {
   const engine = embeddedEngine(name);
   let dir = directories.get(name);
   if (!dir) {

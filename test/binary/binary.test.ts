@@ -10,7 +10,7 @@ import { BUN, ROOT, startProcess, tempDir } from "../harness.ts";
 setDefaultTimeout(30_000);
 
 /** The native engines, written out to the cache on first use. */
-const NATIVES = ["libsql", "usearch", "graph", "sqlite-vec", "duckdb"];
+const NATIVES = ["libsql", "usearch", "graph", "duckdb"];
 /** What `version --check` reports: the natives, and the semantic model, read in place from the binary. */
 const ENGINES = [...NATIVES, "local-semantic-v1"];
 const BUILD_TIMEOUT_MS = 180_000;
