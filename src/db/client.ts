@@ -1,6 +1,7 @@
 import { createClient, type Client } from "@libsql/client";
 import { drizzle, type LibSQLDatabase } from "drizzle-orm/libsql";
 import { fastReads } from "./fast-reads.ts";
+import { fastWrites } from "./fast-writes.ts";
 import { BUSY_TIMEOUT_MS, gateWrites } from "./write-gate.ts";
 
 // No schema is handed to drizzle: queries name their tables (each domain's tables.ts), and the
@@ -19,13 +20,15 @@ function localPath(url: string): string | null {
 /**
  * Opens the libSQL database. A `file:` URL gets WAL and the write gate (its busy timeout, docs/running.md#data-directory); any other URL
  * (`libsql://`, `http(s)://`) is a libSQL server, so nothing here may assume a local file. A local
- * file's plain reads take the statement cache of fast-reads.ts.
+ * file's plain reads take the statement cache of fast-reads.ts, its plain write batches that of fast-writes.ts.
  */
 export async function openDatabase(url: string, authToken?: string): Promise<Database> {
   const isLocal = url.startsWith("file:");
   const raw = createClient({ url, authToken, intMode: "number", timeout: BUSY_TIMEOUT_MS });
   const file = isLocal ? localPath(url) : null;
-  const client = isLocal ? (file ? fastReads(gateWrites(raw), file, BUSY_TIMEOUT_MS) : gateWrites(raw)) : raw;
+  // fastWrites sits inside the gate, so its write connection only ever writes while the gate
+  // holds every other writer of this process back; fastReads outside it, as reads never wait.
+  const client = isLocal ? (file ? fastReads(gateWrites(fastWrites(raw, file, BUSY_TIMEOUT_MS)), file, BUSY_TIMEOUT_MS) : gateWrites(raw)) : raw;
   if (isLocal) {
     // journal_mode is stored in the file; synchronous is per connection and FULL is SQLite's
     // default in WAL mode, which the self-check verifies.
