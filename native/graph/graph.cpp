@@ -13,8 +13,11 @@
 // - Capacity is reserved on the JS thread, under `mutate_`, before async work is queued, so the
 //   work itself never reallocates what a search reads.
 // - Searches (and gathers) take no lock: they run on the JS thread (or threads it waits for), beside at most
-//   one add, on thread contexts of their own: the index keeps `contexts_` of them, twice the
-//   threads a call may use.
+//   one add and one `searchAsync`, on thread contexts of their own: the index keeps `contexts_` of
+//   them, three times the threads a call may use.
+// - `searchAsync` runs off the JS thread, so it holds `grow_` shared while it runs, and every
+//   reserve (an add that must grow, load, saveAsync's) takes it exclusively first: the JS thread
+//   waits for a search in flight before it moves what the search reads.
 // - Async work holds references to the index object and to its input arrays until it ends.
 #include <pthread.h>
 #include <sys/resource.h>
@@ -146,11 +149,20 @@ class Graph : public Napi::ObjectWrap<Graph> {
     bool reserve_for(std::size_t more) {
         std::size_t const want = native_->size() + queued_ + more;
         if (want < native_->capacity()) return true;
-        return native_->try_reserve(index_limits_t(ceil2(want), contexts_));
+        return try_reserve(index_limits_t(ceil2(want), contexts_));
     }
 
     std::unique_ptr<dense_t> native_;
     std::mutex mutate_;
+    /** Shared by `searchAsync`'s work while it runs, exclusive around a reserve (see the header). */
+    pthread_rwlock_t grow_ = PTHREAD_RWLOCK_INITIALIZER;
+    /** `try_reserve` once no `searchAsync` runs. Caller holds `mutate_`, on the JS thread. */
+    bool try_reserve(index_limits_t limits) {
+        pthread_rwlock_wrlock(&grow_);
+        bool const done = native_->try_reserve(limits);
+        pthread_rwlock_unlock(&grow_);
+        return done;
+    }
     /**
      * Rows of async work queued and not yet inserted, under `mutate_`. Without them a synchronous
      * add made between an addAsync and the start of its work took the capacity reserved for it,
@@ -213,6 +225,7 @@ class Graph : public Napi::ObjectWrap<Graph> {
         }
     }
     ~Graph() {
+        pthread_rwlock_destroy(&grow_);
         if (!beside_) return;
         {
             std::lock_guard<std::mutex> lock(beside_->m);
@@ -247,7 +260,54 @@ class Graph : public Napi::ObjectWrap<Graph> {
             linked = info[3].As<Napi::Uint8Array>();
             if (linked.ElementLength() < n) throw Napi::RangeError::New(env, "linked must hold keys.length bytes");
         }
-        return {keys, vectors, data, n, std::min(to_size(info[2]), contexts_ / 2), linked};
+        return {keys, vectors, data, n, std::min(to_size(info[2]), contexts_ / 3), linked};
+    }
+
+    /** The arguments of search and searchAsync: (queries, k, threads), checked. */
+    struct SearchInput {
+        Napi::TypedArray queries;
+        void const* data;
+        napi_typedarray_type type;
+        std::size_t n, wanted, threads;
+    };
+    SearchInput search_input(Napi::CallbackInfo const& info) {
+        Napi::Env env = info.Env();
+        auto queries = info[0].As<Napi::TypedArray>();
+        std::size_t wanted = to_size(info[1]);
+        std::size_t dims = native_->dimensions();
+        if (wanted == 0 || queries.ElementLength() % dims != 0) throw Napi::RangeError::New(env, "bad queries or k");
+        auto type = queries.TypedArrayType();
+        if (type != napi_float32_array && type != napi_int8_array) throw Napi::TypeError::New(env, "queries must be a Float32Array or an Int8Array");
+        void const* data = static_cast<std::uint8_t const*>(queries.ArrayBuffer().Data()) + queries.ByteOffset();
+        return {queries, data, type, queries.ElementLength() / dims, wanted, std::min(to_size(info[2]), contexts_ / 3)};
+    }
+
+    /** Searches `in`'s queries into the output arrays (n·wanted, n·wanted, n). Empty string: done. */
+    std::string search_rows(SearchInput const& in, std::uint64_t* keys, float* distances, std::uint32_t* counts) {
+        std::size_t const dims = native_->dimensions(), wanted = in.wanted;
+        std::fill_n(distances, in.n * wanted, std::numeric_limits<float>::infinity());
+        FirstError error;
+        auto run = [&](auto const* vectors) {
+            for_each(in.n, in.threads, [&](std::size_t q) {
+                if (error.failed.load()) return;
+                auto result = native_->search(vectors + q * dims, wanted);
+                if (!result) return error.set(result.error.release());
+                counts[q] = static_cast<std::uint32_t>(result.dump_to(keys + q * wanted, distances + q * wanted));
+            });
+        };
+        if (in.type == napi_float32_array)
+            run(static_cast<float const*>(in.data));
+        else
+            run(static_cast<std::int8_t const*>(in.data));
+        return error.failed ? std::string(error.message) : std::string();
+    }
+
+    static Napi::Array search_answer(Napi::Env env, Napi::Value keys, Napi::Value distances, Napi::Value counts) {
+        Napi::Array out = Napi::Array::New(env, 3);
+        out.Set(0u, keys);
+        out.Set(1u, distances);
+        out.Set(2u, counts);
+        return out;
     }
 
   private:
@@ -257,6 +317,7 @@ class Graph : public Napi::ObjectWrap<Graph> {
     void Add(Napi::CallbackInfo const& info);
     Napi::Value AddAsync(Napi::CallbackInfo const& info);
     Napi::Value Search(Napi::CallbackInfo const& info);
+    Napi::Value SearchAsync(Napi::CallbackInfo const& info);
     void SearchBegin(Napi::CallbackInfo const& info);
     Napi::Value SearchEnd(Napi::CallbackInfo const& info);
     Napi::Value Contains(Napi::CallbackInfo const& info);
@@ -339,6 +400,53 @@ class SaveWork : public Napi::AsyncWorker {
     std::size_t saved_ = 0;
 };
 
+// searchAsync's work: the search on a thread of its own at the insertions' nice value (a sweep's
+// checks are background work: on 2 cores at the loop's own priority they would take its CPU),
+// holding `grow_` shared so no reserve moves what it reads.
+class SearchWork : public Napi::AsyncWorker {
+  public:
+    SearchWork(Napi::Env env, Graph* graph, Napi::Object self, Graph::SearchInput const& in)
+        : Napi::AsyncWorker(env, "vecsync.graph.search"), deferred_(Napi::Promise::Deferred::New(env)), graph_(graph), in_(in),
+          keys_(in.n * in.wanted), distances_(in.n * in.wanted), counts_(in.n) {
+        self_ = Napi::Persistent(self);
+        queries_ref_ = Napi::Persistent(static_cast<Napi::Object>(in.queries));
+    }
+
+    Napi::Promise promise() const { return deferred_.Promise(); }
+
+    void Execute() override {
+        std::string error;
+        std::thread searcher([&] {
+            setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), graph_->nice_);
+            pthread_rwlock_rdlock(&graph_->grow_);
+            error = graph_->search_rows(in_, keys_.data(), distances_.data(), counts_.data());
+            pthread_rwlock_unlock(&graph_->grow_);
+        });
+        searcher.join();
+        if (!error.empty()) SetError(error);
+    }
+    void OnOK() override {
+        Napi::Env env = Env();
+        auto keys = Napi::BigUint64Array::New(env, keys_.size());
+        auto distances = Napi::Float32Array::New(env, distances_.size());
+        auto counts = Napi::Uint32Array::New(env, counts_.size());
+        std::copy(keys_.begin(), keys_.end(), keys.Data());
+        std::copy(distances_.begin(), distances_.end(), distances.Data());
+        std::copy(counts_.begin(), counts_.end(), counts.Data());
+        deferred_.Resolve(Graph::search_answer(env, keys, distances, counts));
+    }
+    void OnError(Napi::Error const& error) override { deferred_.Reject(error.Value()); }
+
+  private:
+    Napi::Promise::Deferred deferred_;
+    Graph* graph_;
+    Napi::ObjectReference self_, queries_ref_;
+    Graph::SearchInput in_;
+    std::vector<std::uint64_t> keys_;
+    std::vector<float> distances_;
+    std::vector<std::uint32_t> counts_;
+};
+
 Napi::Object Graph::Init(Napi::Env env, Napi::Object exports) {
     Napi::Function func = DefineClass(env, "Graph",
                                       {
@@ -348,6 +456,7 @@ Napi::Object Graph::Init(Napi::Env env, Napi::Object exports) {
                                           InstanceMethod("add", &Graph::Add),
                                           InstanceMethod("addAsync", &Graph::AddAsync),
                                           InstanceMethod("search", &Graph::Search),
+                                          InstanceMethod("searchAsync", &Graph::SearchAsync),
                                           InstanceMethod("searchBegin", &Graph::SearchBegin),
                                           InstanceMethod("searchEnd", &Graph::SearchEnd),
                                           InstanceMethod("contains", &Graph::Contains),
@@ -413,46 +522,23 @@ Napi::Value Graph::AddAsync(Napi::CallbackInfo const& info) {
 // slots past a query's count hold distance +Infinity.
 Napi::Value Graph::Search(Napi::CallbackInfo const& info) {
     Napi::Env env = info.Env();
-    auto queries = info[0].As<Napi::TypedArray>();
-    std::size_t wanted = to_size(info[1]);
-    std::size_t threads = std::min(to_size(info[2]), contexts_ / 2);
-    std::size_t dims = native_->dimensions();
-    if (wanted == 0 || queries.ElementLength() % dims != 0) throw Napi::RangeError::New(env, "bad queries or k");
-    std::size_t n = queries.ElementLength() / dims;
-    auto keys = Napi::BigUint64Array::New(env, n * wanted);
-    auto distances = Napi::Float32Array::New(env, n * wanted);
-    auto counts = Napi::Uint32Array::New(env, n);
-    std::uint64_t* key_data = keys.Data();
-    float* distance_data = distances.Data();
-    std::uint32_t* count_data = counts.Data();
-    std::fill_n(distance_data, n * wanted, std::numeric_limits<float>::infinity());
-    FirstError error;
-    auto run = [&](auto const* vectors) {
-        auto one = [&](std::size_t q) {
-            if (error.failed.load()) return;
-            auto result = native_->search(vectors + q * dims, wanted);
-            if (!result) return error.set(result.error.release());
-            count_data[q] = static_cast<std::uint32_t>(result.dump_to(key_data + q * wanted, distance_data + q * wanted));
-        };
-        if (threads <= 1 || n < 2) {
-            for (std::size_t q = 0; q < n; q++) one(q);
-        } else {
-            executor_default_t executor{threads};
-            executor.fixed(n, [&](std::size_t, std::size_t q) { one(q); });
-        }
-    };
-    if (queries.TypedArrayType() == napi_float32_array)
-        run(queries.As<Napi::Float32Array>().Data());
-    else if (queries.TypedArrayType() == napi_int8_array)
-        run(queries.As<Napi::Int8Array>().Data());
-    else
-        throw Napi::TypeError::New(env, "queries must be a Float32Array or an Int8Array");
-    if (error.failed) throw Napi::Error::New(env, error.message);
-    Napi::Array out = Napi::Array::New(env, 3);
-    out.Set(0u, keys);
-    out.Set(1u, distances);
-    out.Set(2u, counts);
-    return out;
+    SearchInput in = search_input(info);
+    auto keys = Napi::BigUint64Array::New(env, in.n * in.wanted);
+    auto distances = Napi::Float32Array::New(env, in.n * in.wanted);
+    auto counts = Napi::Uint32Array::New(env, in.n);
+    std::string error = search_rows(in, keys.Data(), distances.Data(), counts.Data());
+    if (!error.empty()) throw Napi::Error::New(env, error);
+    return search_answer(env, keys, distances, counts);
+}
+
+// searchAsync(queries, k, threads): Promise of what `search` answers, the search run on a thread
+// of its own at the insertions' priority. `queries` must not change until it settles.
+Napi::Value Graph::SearchAsync(Napi::CallbackInfo const& info) {
+    SearchInput in = search_input(info);
+    auto* work = new SearchWork(info.Env(), this, info.This().As<Napi::Object>(), in);
+    Napi::Promise promise = work->promise();
+    work->Queue();
+    return promise;
 }
 
 // searchBegin(query, k): starts one query's search (as `search` on one thread) on the graph's
@@ -586,9 +672,11 @@ Napi::Value Graph::SaveAsync(Napi::CallbackInfo const& info) {
 void Graph::Load(Napi::CallbackInfo const& info) {
     std::string path = info[0].As<Napi::String>();
     std::lock_guard<std::mutex> lock(mutate_);
+    pthread_rwlock_wrlock(&grow_);
     auto result = native_->load(path.c_str());
+    pthread_rwlock_unlock(&grow_);
     if (!result) throw Napi::Error::New(info.Env(), result.error.release());
-    if (!native_->try_reserve(index_limits_t(ceil2(native_->size()), contexts_))) throw Napi::Error::New(info.Env(), "failed to reserve memory");
+    if (!try_reserve(index_limits_t(ceil2(native_->size()), contexts_))) throw Napi::Error::New(info.Env(), "failed to reserve memory");
 }
 
 } // namespace

@@ -47,6 +47,11 @@ export interface Graph {
   /** n queries of k: query q's matches at [q·k, q·k + k); slots past its matches have distance +Infinity. */
   search(queries: Vectors, k: number, threads: number): [keys: BigUint64Array, distances: Float32Array, counts: Uint32Array];
   /**
+   * The same on a thread of its own, at the insertions' priority; `queries` must not change until
+   * it settles. A reserve waits for it (an add that grows the graph blocks until it ends).
+   */
+  searchAsync(queries: Vectors, k: number, threads: number): Promise<[keys: BigUint64Array, distances: Float32Array, counts: Uint32Array]>;
+  /**
    * Starts one query's search on the graph's helper thread and returns at once, so the caller can
    * work meanwhile; `searchEnd` waits for it and answers as `search` does for one query. No other
    * call on this graph in between (a reserve would move what the search reads), and `query` must
@@ -71,8 +76,8 @@ type GraphAddon = {
   usearchVersion: string;
 };
 
-/** Search threads and add threads each get their own thread contexts. */
-const CONTEXTS_PER_THREAD = 2;
+/** An insertion, an async search and a search on the loop may run at once, each on contexts of its own. */
+const CONTEXTS_PER_THREAD = 3;
 
 /** A new, empty graph; `threads`: the most any one call will use. */
 export function openGraph(dims: number, shape: { connectivity: number; expansionAdd: number; threads: number }, expansionSearch: number): Graph {

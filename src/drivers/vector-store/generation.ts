@@ -118,7 +118,7 @@ export class Generation implements GenerationRef {
         // row is swept once ready.
         const unchecked = restored.checkpoint?.straysChecked ? uncheckedSince(this.mirror, restored.checkpoint.seq, restored.replayed) : null;
         const known = unchecked !== null && unchecked.length <= LOAD_CHECKED_ROWS;
-        if (known) checkStrays(this.hnsw, this.mirror, unchecked);
+        if (known) await checkStrays(this.hnsw, this.mirror, unchecked);
         const lent = this.mirror.lend(this.hnsw); // mostly lent while the rows were read (restart.ts readMirror)
         this.status = "ready";
         this.log("vector_store.index_loaded", { collection: this.collection, generation: this.generation, rows: this.mirror.liveCount, replayed: restored.replayed.length, dead: this.hnsw.dead, strays: known ? "listed" : "sweep", ...restored.timing, codesLent: lent });
@@ -285,11 +285,11 @@ export class Generation implements GenerationRef {
     else this.checkAdded(addCurrentVersions(this.hnsw, this.mirror, rids, true));
   }
 
-  /** Rows a write just added: those with few back links searched for now, the others once the writes pause (back-links.ts). */
+  /** Rows a write just added: those with few back links searched for soon (later.ts), the others once the writes pause (back-links.ts). */
   private checkAdded(added: Added): void {
     if (this.status !== "ready") return;
     const { now, later } = byBackLinks(this.hnsw, this.mirror, added);
-    checkStrays(this.hnsw, this.mirror, now);
+    this.later.checkSoon(now);
     this.verifyLater(later);
   }
 

@@ -23,11 +23,10 @@
 import { type Graph, openGraph, type Vectors } from "../../native/usearch.ts";
 import type { Added } from "./back-links.ts";
 import { GATHER_ROWS, type Mirror } from "./mirror.ts";
-import { searchBreadth } from "./planner.ts";
 import { CountedSet, StrayCodes } from "./stray-scan.ts";
 import type { IndexParams } from "./types.ts";
 
-const VERSION_SPAN = 2 ** 32;
+export const VERSION_SPAN = 2 ** 32;
 
 /**
  * Batched searches of fewer vectors than this run on one thread: usearch starts its threads per
@@ -48,7 +47,7 @@ const threadsFor = (rows: number, threads: number) => (rows < THREADED_ROWS ? 1 
  * The index's own expansion_search. usearch searches with ef = max(expansion_search, results asked
  * for), and every query asks for at least its breadth (planner.ts searchBreadth, from
  * params.expansionSearch up), so this only sets the depth of a self-check's first pass
- * (findsSelves), which asks for ~10.
+ * (self-search.ts), which asks for ~10.
  */
 const SELF_CHECK_EF = 8;
 
@@ -66,37 +65,12 @@ function keysOf(rids: ArrayLike<number>, versions: ArrayLike<number>): BigUint64
  * version (x86-64 and arm64 are little-endian). Two BigInt divisions per result cost more than the
  * rest of reading a 320-result filtered search.
  */
-function keyWords(keys: BigUint64Array): Uint32Array {
+export function keyWords(keys: BigUint64Array): Uint32Array {
   return new Uint32Array(keys.buffer, keys.byteOffset, keys.length * 2);
-}
-
-/**
- * The depths (results asked for, so ef) of a self-check's passes (HnswIndex.findsSelves), growing:
- * `asked` (≈ k), then `expansionSearch`, then the breadth unfiltered searches of `liveRows` rows
- * run at (planner.ts searchBreadth), none past the index's size. The last is the depth that
- * decides: a row a search at that depth reaches is no stray.
- */
-export function checkDepths(asked: number, expansionSearch: number, liveRows: number, size: number): number[] {
-  const depths = [asked];
-  for (const next of [expansionSearch, searchBreadth(liveRows, expansionSearch)]) {
-    const depth = Math.min(next, size);
-    if (depth > depths[depths.length - 1]!) depths.push(depth);
-  }
-  return depths;
-}
-
-/** Rows `indices` of an n × dims matrix, in a new buffer of the same type (usearch ignores view offsets). */
-function rowsOf<T extends Vectors>(vectors: T, indices: number[], dims: number): T {
-  const out = (vectors instanceof Int8Array ? new Int8Array(indices.length * dims) : new Float32Array(indices.length * dims)) as T;
-  indices.forEach((from, to) => out.set(vectors.subarray(from * dims, (from + 1) * dims), to * dims));
-  return out;
 }
 
 /** Is (rid, version) the row's current vector? Supplied by the generation from its mirror. */
 export type IsCurrent = (rid: number, version: number) => boolean;
-
-/** Which of a self-check's passes to run: all, or one (0: the first, ef ≈ k; checkDepths). */
-export type Passes = "all" | number;
 
 export class HnswIndex {
   readonly graph: Graph;
@@ -233,75 +207,20 @@ export class HnswIndex {
   }
 
   /**
-   * For each row (`rids[i]` at `versions[i]`, its vector at row i of `vectors`): does a search by
-   * its own vector find it among the first `k` current results, at the depth searches of this
-   * index run at (planner.ts searchBreadth)? One batched native search on the index's threads:
-   * the write checks of a page cost one call, not one per row (issue 16).
-   *
-   * In passes of growing depth, each on the rows the last one missed: ef ≈ k (the index is built
-   * with a small expansion_search, SELF_CHECK_EF), then params.expansionSearch, then the search
-   * breadth where the graph is large enough for searches to run deeper. So the answer is the
-   * deepest pass's at a fraction of its cost: on 100k × 768 clustered rows a self-search of every
-   * row took 17.5 s at ef 64 and 6.6 s at ef 10, which missed 4.8 % of them (ef 64: 0.15 %).
-   * The last pass matters on large graphs: on 1M × 768 a search at ef 64 missed 10 % of rows
-   * that searches, at ef ~400 there, reach; scored apart as strays they cost every search 22 ms.
-   * `passes` runs one pass alone, so a caller working in short steps can gather the few rows
-   * each step's pass misses into batches for the next (strays.ts DeeperChecks).
+   * `graph.searchAsync`, one at a time: the graph keeps thread contexts for one beside an
+   * insertion and the loop's own search (src/native/usearch.ts). A self-check's searches
+   * (self-search.ts) run this way, off the event loop.
    */
-  findsSelves(rids: ArrayLike<number>, versions: ArrayLike<number>, vectors: Float32Array | Int8Array, k: number, isCurrent: IsCurrent, passes: Passes = "all"): boolean[] {
-    const n = rids.length;
-    if (n === 0) return [];
-    const depths = this.checkDepthsFor(k);
-    const [first, ...deeper] = passes === "all" ? depths : depths.slice(passes, passes + 1);
-    if (first === undefined) return new Array(n).fill(false);
-    const out = this.selfSearch(rids, versions, vectors, k, first, isCurrent);
-    for (const depth of deeper) {
-      const missed = out.flatMap((hit, i) => (hit ? [] : [i]));
-      if (missed.length === 0) break;
-      const again = this.selfSearch(missed.map((i) => rids[i]!), missed.map((i) => versions[i]!), rowsOf(vectors, missed, this.dims), k, depth, isCurrent);
-      missed.forEach((i, j) => (out[i] = again[j]!));
-    }
-    return out;
+  searchOffLoop(queries: Vectors, asked: number, rows: number): ReturnType<Graph["searchAsync"]> {
+    const mine = this.searchingOff.then(() => this.graph.searchAsync(queries, asked, threadsFor(rows, this.params.threads)));
+    this.searchingOff = mine.catch(() => {});
+    return mine;
   }
 
-  /** How many passes a self-check of `k` runs on this index now. */
-  checkPasses(k: number): number {
-    return this.checkDepthsFor(k).length;
-  }
-
-  private checkDepthsFor(k: number): number[] {
-    return checkDepths(this.askedFor(k), this.params.expansionSearch, this.liveSize, this.size);
-  }
-
-  /** One batched search asking `asked` results (so ef ≥ asked): is each row among the first `k` current? */
-  private selfSearch(rids: ArrayLike<number>, versions: ArrayLike<number>, vectors: Float32Array | Int8Array, k: number, asked: number, isCurrent: IsCurrent): boolean[] {
-    const n = rids.length;
-    const [keys, distances] = this.graph.search(vectors, asked, threadsFor(n, this.params.threads));
-    const words = keyWords(keys);
-    const out: boolean[] = [];
-    for (let q = 0; q < n; q++) {
-      const ownRid = rids[q]!;
-      const ownVersion = versions[q]! % VERSION_SPAN;
-      let current = 0;
-      let hit = false;
-      for (let j = q * asked; j < (q + 1) * asked && current < k; j++) {
-        const d = distances[j]!;
-        if (!Number.isFinite(d) || d >= 3.0e38) break;
-        const rid = words[2 * j]!;
-        const version = words[2 * j + 1]!;
-        if (rid === ownRid && version === ownVersion) {
-          hit = true;
-          break;
-        }
-        if (isCurrent(rid, version)) current++;
-      }
-      out.push(hit);
-    }
-    return out;
-  }
+  private searchingOff: Promise<unknown> = Promise.resolve();
 
   /** Results to ask usearch for so that about `k` current ones come back: k widened by the dead share. */
-  private askedFor(k: number): number {
+  askedFor(k: number): number {
     const widened = Math.ceil((k * this.size) / Math.max(1, this.liveSize));
     return Math.max(1, Math.min(widened, this.size || 1));
   }

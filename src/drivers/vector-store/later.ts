@@ -13,8 +13,8 @@
 // index sets a fast writer's pace and searches never score more than about BACKLOG strays.
 //
 // The insertion runs off the event loop (HnswIndex.addAsync): OFF_LOOP_ROWS rows at a time on a
-// thread of their own, while the loop serves searches and writes and runs the last batch's checks
-// in steps. Only the check is loop work.
+// thread of their own, while the loop serves searches and writes. The last batch's checks search
+// off the loop too (self-search.ts); reading their answers is the loop's only part.
 import { foreground } from "../../shared/foreground.ts";
 import { type Added, byBackLinks } from "./back-links.ts";
 import { addCurrentVersionsAsync } from "./adds-async.ts";
@@ -73,6 +73,15 @@ export class LaterIndexer {
       this.waiting.add(rid);
       this.owner.hnsw.strays.add(rid);
     }
+    this.kick();
+  }
+
+  /** Rows just added on the loop with few back links: stray-listed (so found) until the search passes decide them. */
+  checkSoon(rids: number[]): void {
+    if (rids.length === 0) return;
+    const { hnsw } = this.owner;
+    for (const rid of rids) hnsw.strays.add(rid);
+    this.deeper.hold(hnsw, rids, 0);
     this.kick();
   }
 
@@ -172,7 +181,7 @@ export class LaterIndexer {
         this.adding = this.addOffLoop(hnsw, mirror, step).finally(() => (this.adding = null));
       } else if (this.deeper.waiting > 0) {
         // Rows whose first check missed, a batch at a time; they stay stray-listed (so found) until then.
-        if (status === "ready") this.deeper.run(hnsw, mirror);
+        if (status === "ready") await this.deeper.run(hnsw, mirror);
         else this.deeper.clear(); // a load or rebuild sweeps every row after it
       } else if (this.adding) await this.adding;
     }

@@ -60,10 +60,10 @@ export class Steps {
     return Math.max(this.min, Math.min(this.max, Math.floor(SLICE_MS / this.msPerRow)));
   }
 
-  /** Runs one step of `rows` rows, timing it for the next size. */
-  run<T>(rows: number, work: () => T): T {
+  /** Runs one step of `rows` rows, timing it (to its end, off the loop too) for the next size. */
+  async run<T>(rows: number, work: () => Promise<T>): Promise<T> {
     const started = performance.now();
-    const result = work();
+    const result = await work();
     if (rows > 0) this.msPerRow = (performance.now() - started) / rows;
     return result;
   }

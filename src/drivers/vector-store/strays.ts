@@ -6,10 +6,11 @@
 // (back-links.ts; the others in the next quiet spell), and every live row in a sweep after each
 // load and after quiet spells in the writes (sweeper.ts). Searches score the strays exactly beside the graph's candidates (search.ts
 // withStrays), so once a sweep has run every live row is findable.
-import type { HnswIndex, Passes } from "./hnsw.ts";
+import type { HnswIndex } from "./hnsw.ts";
 import { GATHER_ROWS, type Mirror } from "./mirror.ts";
 import { searchBreadth } from "./planner.ts";
 import { Steps } from "./pace.ts";
+import { checkPasses, findsSelves, type Passes } from "./self-search.ts";
 
 /** The depth of each check. A sweep's steps are sized by time (pace.ts Steps). */
 const STRAY_CHECK_K = 10;
@@ -17,21 +18,25 @@ const STRAY_CHECK_K = 10;
 const DEEPER_MIN_ROWS = 4;
 const DEEPER_MAX_ROWS = 256;
 /**
- * Notes which of these live rows a search by their own vector misses (~0.1-0.3 ms a row). With a
- * pass number, that pass alone: a row it misses while deeper passes remain is left as it was and
- * returned, for the next pass (DeeperChecks); otherwise every row is decided and none is returned.
+ * Notes which of these live rows a search by their own vector misses (~0.1-0.3 ms a row, off the
+ * event loop). With a pass number, that pass alone: a row it misses while deeper passes remain is
+ * left as it was and returned, for the next pass (DeeperChecks); otherwise every row is decided
+ * and none is returned. A row deleted or rewritten while its search ran is left as it was: its new
+ * version has checks of its own (later.ts, back-links.ts), and the answer was about the old one.
  */
-export function checkStrays(hnsw: HnswIndex, mirror: Mirror, rids: ArrayLike<number>, passes: Passes = "all"): number[] {
+export async function checkStrays(hnsw: HnswIndex, mirror: Mirror, rids: ArrayLike<number>, passes: Passes = "all"): Promise<number[]> {
   const isCurrent = (rid: number, version: number) => mirror.isCurrent(rid, version);
   const undecided: number[] = [];
-  const decides = passes === "all" || passes >= hnsw.checkPasses(STRAY_CHECK_K) - 1;
+  const decides = passes === "all" || passes >= checkPasses(hnsw, STRAY_CHECK_K) - 1;
   const sorted = Float64Array.from(rids).sort(); // one gather per slab run (mirror.ts)
   for (let i = 0; i < sorted.length; ) {
     const vectors = mirror.gatherCodes(sorted, i, GATHER_ROWS).slice(); // own buffer: usearch ignores view offsets
     const n = vectors.length / mirror.dims;
-    const step = sorted.subarray(i, i + n);
-    const found = hnsw.findsSelves(step, Array.from(step, (rid) => mirror.versionOf(rid)), vectors, STRAY_CHECK_K, isCurrent, passes);
+    const step = sorted.slice(i, i + n);
+    const versions = Array.from(step, (rid) => mirror.versionOf(rid));
+    const found = await findsSelves(hnsw, step, versions, vectors, STRAY_CHECK_K, isCurrent, passes);
     step.forEach((rid, j) => {
+      if (!mirror.isLive(rid) || mirror.versionOf(rid) !== versions[j]) return;
       if (found[j]) hnsw.strays.delete(rid);
       else if (decides) hnsw.strays.add(rid);
       else undecided.push(rid);
@@ -58,8 +63,8 @@ export class DeeperChecks {
   private hnsw: HnswIndex | null = null;
 
   /** A step's first pass over `rids`, now; the rows it misses are held for the next. */
-  checkFirst(hnsw: HnswIndex, mirror: Mirror, rids: ArrayLike<number>): void {
-    this.hold(hnsw, checkStrays(hnsw, mirror, rids, 0), 1);
+  async checkFirst(hnsw: HnswIndex, mirror: Mirror, rids: ArrayLike<number>): Promise<void> {
+    this.hold(hnsw, await checkStrays(hnsw, mirror, rids, 0), 1);
   }
 
   /** Rows of `hnsw` that pass `pass - 1` missed. Rows held for an index since replaced are dropped (a rebuild sweeps anew). */
@@ -87,7 +92,7 @@ export class DeeperChecks {
   }
 
   /** One batch: of the deepest pass with a full one waiting, else (draining) of the deepest with any. The rows still live, at their current versions. */
-  run(hnsw: HnswIndex, mirror: Mirror): void {
+  async run(hnsw: HnswIndex, mirror: Mirror): Promise<void> {
     this.follow(hnsw);
     const passes = [...this.queues.keys()].sort((a, b) => b - a);
     const pass = passes.find((p) => this.queues.get(p)!.length >= this.stepsOf(p).size) ?? passes[0];
@@ -95,7 +100,7 @@ export class DeeperChecks {
     const queue = this.queues.get(pass)!;
     const batch = queue.splice(0, this.stepsOf(pass).size).filter((rid) => mirror.isLive(rid));
     if (queue.length === 0) this.queues.delete(pass);
-    this.hold(hnsw, this.stepsOf(pass).run(batch.length, () => checkStrays(hnsw, mirror, batch, pass)), pass + 1);
+    this.hold(hnsw, await this.stepsOf(pass).run(batch.length, () => checkStrays(hnsw, mirror, batch, pass)), pass + 1);
   }
 
   private follow(hnsw: HnswIndex): void {

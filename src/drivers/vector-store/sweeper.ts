@@ -190,10 +190,10 @@ export class StraySweeper {
     for (let i = 0; i < rids.length || deeper.waiting > 0; ) {
       if (this.host.closed || this.host.hnsw !== hnsw) return false;
       const started = performance.now();
-      if (deeper.full || i >= rids.length) deeper.run(hnsw, mirror);
+      if (deeper.full || i >= rids.length) await deeper.run(hnsw, mirror);
       else {
         const step = Array.from(rids.subarray(i, (i += steps.size))).filter((rid) => mirror.isLive(rid));
-        steps.run(step.length, () => deeper.checkFirst(hnsw, mirror, step));
+        await steps.run(step.length, () => deeper.checkFirst(hnsw, mirror, step));
       }
       const took = performance.now() - started;
       const writing = performance.now() - this.lastWriteAt < SWEEP_QUIET_MS;

@@ -121,19 +121,19 @@ function worldOf() {
  * left for later (what the sweeper does once the writes pause): the list is what searches for
  * every written row say, and here some well-linked rows were among them.
  */
-function expectDecided(world: ReturnType<typeof worldOf>): void {
+async function expectDecided(world: ReturnType<typeof worldOf>): Promise<void> {
   const { owner, noted, later } = world;
   const listed = () => noted.filter((rid) => owner.hnsw.strays.has(rid));
   expect(later.length).toBeGreaterThan(256 / 2);
   for (const rid of later) expect(owner.hnsw.strays.has(rid)).toBe(false);
   const searched = noted.filter((rid) => !later.includes(rid));
   const before = listed();
-  checkStrays(owner.hnsw, owner.mirror, searched, "all");
+  await checkStrays(owner.hnsw, owner.mirror, searched, "all");
   expect(listed()).toEqual(before);
-  checkStrays(owner.hnsw, owner.mirror, later, "all");
+  await checkStrays(owner.hnsw, owner.mirror, later, "all");
   expect(listed().length).toBeGreaterThan(before.length);
   const after = listed();
-  checkStrays(owner.hnsw, owner.mirror, noted, "all");
+  await checkStrays(owner.hnsw, owner.mirror, noted, "all");
   expect(listed()).toEqual(after);
 }
 
@@ -144,17 +144,20 @@ describe("rows decided by their back links", () => {
     later.note(world.noted);
     await later.idle();
     expect(world.failures).toEqual([]);
-    expectDecided(world);
+    await expectDecided(world);
   });
 
-  test("a write added on the loop (generation.ts checkAdded): the same; a rebuild's adds count none", () => {
+  test("a write added on the loop (generation.ts checkAdded): the same, its searches run by the later indexer; a rebuild's adds count none", async () => {
     const world = worldOf();
     const { hnsw, mirror } = world.owner;
     expect(new HnswIndex(DIMS, WRITES).add([0], [1], unitVectors(1, 3))).toBeNull();
     const { now, later } = byBackLinks(hnsw, mirror, addCurrentVersions(hnsw, mirror, world.noted, true));
-    checkStrays(hnsw, mirror, now);
+    const indexer = new LaterIndexer(world.owner);
+    indexer.checkSoon(now);
+    for (const rid of now) expect(hnsw.strays.has(rid)).toBe(true); // found, scored exactly, until searched for
+    await indexer.idle();
     world.later.push(...later);
-    expectDecided(world);
+    await expectDecided(world);
   });
 
   test("the sweeper searches for the rows left for later once asked, and a checkpoint meanwhile lists them as strays", async () => {
@@ -164,7 +167,7 @@ describe("rows decided by their back links", () => {
     const sweeper = new StraySweeper(host, () => {});
     sweeper.resume(1_000); // a load whose list was whole: no sweep due
     const { now, later } = byBackLinks(hnsw, mirror, addCurrentVersions(hnsw, mirror, world.noted, true));
-    checkStrays(hnsw, mirror, now);
+    await checkStrays(hnsw, mirror, now);
     sweeper.verifyLater(later);
     expect(sweeper.pending).toBe(true);
     expect(sweeper.checkedAll).toBe(true);
@@ -181,7 +184,7 @@ describe("rows decided by their back links", () => {
     expect(sweeper.unverifiedRows).toEqual([]);
     // The list is now what searches for every written row say.
     const listed = world.noted.filter((rid) => hnsw.strays.has(rid));
-    checkStrays(hnsw, mirror, world.noted, "all");
+    await checkStrays(hnsw, mirror, world.noted, "all");
     expect(world.noted.filter((rid) => hnsw.strays.has(rid))).toEqual(listed);
     expect(listed.some((rid) => later.includes(rid))).toBe(true);
   });

@@ -5,6 +5,7 @@ import { describe, expect, test } from "bun:test";
 import { addCurrentVersions, HnswIndex } from "../../../src/drivers/vector-store/hnsw.ts";
 import { Mirror } from "../../../src/drivers/vector-store/mirror.ts";
 import { DEFAULT_INDEX_PARAMS } from "../../../src/drivers/vector-store/store.ts";
+import { checkPasses } from "../../../src/drivers/vector-store/self-search.ts";
 import { checkStrays, DeeperChecks } from "../../../src/drivers/vector-store/strays.ts";
 import type { GenerationSpec } from "../../../src/drivers/vector-store/types.ts";
 import { rng } from "./helpers.ts";
@@ -33,11 +34,11 @@ describe("happy", () => {
   // leaves the deeper passes more to find) and checked on a quarter of its rows (the twins among
   // them), both ways: the passes' depths are still the whole index's.
   for (const [rows, dims, passes, checked, expansionAdd] of [[12_000, 256, 2, 12_040, 128], [110_000, 16, 3, 27_500, 24]] as const) {
-    test(`${rows} × ${dims}: each pass in steps, the next in batches: the same strays as every pass on every row`, () => {
+    test(`${rows} × ${dims}: each pass in steps, the next in batches: the same strays as every pass on every row`, async () => {
       const { hnsw, mirror, rids: all } = built(rows, dims, expansionAdd);
       const rids = all.slice(0, checked);
-      expect(hnsw.checkPasses(10)).toBe(passes);
-      checkStrays(hnsw, mirror, rids);
+      expect(checkPasses(hnsw, 10)).toBe(passes);
+      await checkStrays(hnsw, mirror, rids);
       const whole = [...hnsw.strays].sort((a, b) => a - b);
       expect(whole.length).toBeGreaterThanOrEqual(TWINS - 10 * passes); // each pass finds at most ten twins (k)
 
@@ -45,9 +46,9 @@ describe("happy", () => {
       const deeper = new DeeperChecks();
       let held = 0;
       for (let i = 0; i < rids.length || deeper.waiting > 0; ) {
-        if (deeper.full || i >= rids.length) deeper.run(hnsw, mirror);
+        if (deeper.full || i >= rids.length) await deeper.run(hnsw, mirror);
         else {
-          const missed = checkStrays(hnsw, mirror, rids.slice(i, (i += 50)), 0);
+          const missed = await checkStrays(hnsw, mirror, rids.slice(i, (i += 50)), 0);
           held += missed.length;
           deeper.hold(hnsw, missed, 1);
         }
@@ -58,10 +59,10 @@ describe("happy", () => {
     });
   }
 
-  test("a row left as it was until its batch runs; rows of a replaced index are dropped", () => {
+  test("a row left as it was until its batch runs; rows of a replaced index are dropped", async () => {
     const { hnsw, mirror } = built();
     const deeper = new DeeperChecks();
-    const missed = checkStrays(hnsw, mirror, Array.from({ length: TWINS }, (_, rid) => rid), 0);
+    const missed = await checkStrays(hnsw, mirror, Array.from({ length: TWINS }, (_, rid) => rid), 0);
     expect(missed.length).toBeGreaterThanOrEqual(TWINS - 10); // the twins the first pass cannot tell apart
     expect(hnsw.strays.size).toBe(0); // undecided, so not listed yet
     deeper.hold(hnsw, missed, 1);
@@ -69,7 +70,7 @@ describe("happy", () => {
     deeper.hold(other, [], 1);
     expect(deeper.waiting).toBe(0);
     deeper.hold(hnsw, missed, 1);
-    while (deeper.waiting > 0) deeper.run(hnsw, mirror);
+    while (deeper.waiting > 0) await deeper.run(hnsw, mirror);
     // Each pass finds at most ten twins (k): most of the held ones are strays now, and only held ones.
     expect(hnsw.strays.size).toBeGreaterThanOrEqual(TWINS / 2);
     expect([...hnsw.strays].every((rid) => missed.includes(rid))).toBe(true);

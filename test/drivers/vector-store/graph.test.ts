@@ -174,6 +174,63 @@ describe("a search beside the loop", () => {
   });
 });
 
+describe("searches off the event loop", () => {
+  test("searchAsync answers as search does while the loop turns", async () => {
+    const graph = openGraph(128, PARAMS, 64);
+    const data = vectors(4_000, 128, 21);
+    graph.add(keys(0, 4_000), data, 2);
+    const queries = data.slice(0, 2_000 * 128);
+    let turns = 0;
+    let running = true;
+    const spin = () => {
+      turns++;
+      if (running) setImmediate(spin);
+    };
+    setImmediate(spin);
+    const [found, distances, counts] = await graph.searchAsync(queries, 64, 2);
+    running = false;
+    expect(turns).toBeGreaterThan(3); // 2,000 searches at ef 64 take tens of ms: held on the loop, no turn
+    const [want, wantDistances, wantCounts] = graph.search(queries, 64, 2);
+    expect(Array.from(counts)).toEqual(Array.from(wantCounts));
+    expect(Array.from(found)).toEqual(Array.from(want));
+    expect(Array.from(distances)).toEqual(Array.from(wantDistances));
+    expect(() => graph.searchAsync(new Float32Array(127), 5, 1)).toThrow("bad queries or k");
+  });
+
+  test("an add that grows the graph waits for a searchAsync in flight; insertions run beside it", async () => {
+    for (let round = 0; round < 20; round++) {
+      const graph = openGraph(DIMS, PARAMS, 64);
+      const data = vectors(3_000, DIMS, 30 + round);
+      graph.add(keys(0, 1_000), data.slice(0, 1_000 * DIMS), 2);
+      const queries = data.slice(0, 1_000 * DIMS);
+      const searching = graph.searchAsync(queries, 10, 2);
+      const adding = graph.addAsync(keys(1_000, 500), data.slice(1_000 * DIMS, 1_500 * DIMS), 2);
+      graph.add(keys(1_500, 1_500), data.slice(1_500 * DIMS), 2); // past the capacity: a reserve
+      const [found, distances] = await searching;
+      await adding;
+      expect(graph.size()).toBe(3_000);
+      // Every answer is a real key with its distance in order; rows searched for are mostly their own nearest.
+      let own = 0;
+      for (let q = 0; q < 1_000; q++) {
+        if (found[q * 10] === keyOf(q, 3)) own++;
+        expect(Number.isFinite(distances[q * 10]!)).toBe(true);
+      }
+      expect(own).toBeGreaterThan(980);
+    }
+  });
+
+  test("HnswIndex.searchOffLoop: calls made at once run one after the other, each with its own answer", async () => {
+    const index = new HnswIndex(DIMS, PARAMS);
+    const data = vectors(2_000, DIMS, 8);
+    index.add(Array.from({ length: 2_000 }, (_, i) => i), new Array(2_000).fill(3), data);
+    const answers = await Promise.all([0, 1, 2, 3].map((part) => index.searchOffLoop(data.slice(part * 500 * DIMS, (part + 1) * 500 * DIMS), 1, 500)));
+    answers.forEach(([found], part) => {
+      const own = Array.from(found).filter((key, q) => key === keyOf(part * 500 + q, 3)).length;
+      expect(own).toBeGreaterThan(490);
+    });
+  });
+});
+
 describe("insertions off the event loop", () => {
   test("addAsync leaves the loop turning, and searches beside it find what is already in", async () => {
     const graph = openGraph(128, { ...PARAMS, connectivity: 16, expansionAdd: 128 }, 64);

@@ -57,7 +57,7 @@ describe("a writer ahead of the graph (fills write this way too), inserting off 
       status: "ready" as const,
       closed: false,
       failed: (event: string, error: unknown) => failures.push(`${event}: ${error}`),
-      verifyLater: (rids: number[]) => checkStrays(owner.hnsw, owner.mirror, rids), // what the sweeper does once the writes pause
+      verifyLater: (rids: number[]) => void checkStrays(owner.hnsw, owner.mirror, rids), // what the sweeper does once the writes pause
     };
     const later = new LaterIndexer(owner);
     const rows = productRows(4 * BACKLOG, SPEC.dimensions, 3);

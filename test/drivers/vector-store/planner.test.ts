@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { compilePredicate, parseFilter } from "../../../src/drivers/vector-store/filters/index.ts";
-import { checkDepths } from "../../../src/drivers/vector-store/hnsw.ts";
+import { checkDepths } from "../../../src/drivers/vector-store/self-search.ts";
 import { Mirror } from "../../../src/drivers/vector-store/mirror.ts";
 import { blockScanUs, estimateSelectivity, exactCap, hnswCostUs, knownMatches, type PlanInput, planFiltered, planUnfiltered, rerankWant, routeFiltered, searchBreadth } from "../../../src/drivers/vector-store/planner.ts";
 import type { GenerationSpec } from "../../../src/drivers/vector-store/types.ts";
