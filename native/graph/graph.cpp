@@ -400,14 +400,17 @@ class SaveWork : public Napi::AsyncWorker {
     std::size_t saved_ = 0;
 };
 
-// searchAsync's work: the search on a thread of its own at the insertions' nice value (a sweep's
-// checks are background work: on 2 cores at the loop's own priority they would take its CPU),
-// holding `grow_` shared so no reserve moves what it reads.
+// searchAsync's work, holding `grow_` shared so no reserve moves what it reads. In the background
+// (a check of rows already stray-listed, so found meanwhile) on a thread of its own at the
+// insertions' nice value: on 2 cores at the JS thread's priority it takes the CPU the loop needs
+// under a change stream. Otherwise at the JS thread's priority: a sweep is how a row cut off by
+// later inserts becomes findable, and at nice 10 beside a fill's insertions a sweep after a
+// restart fell behind the fill (the fault harness found such rows once the table read synced).
 class SearchWork : public Napi::AsyncWorker {
   public:
-    SearchWork(Napi::Env env, Graph* graph, Napi::Object self, Graph::SearchInput const& in)
+    SearchWork(Napi::Env env, Graph* graph, Napi::Object self, Graph::SearchInput const& in, bool background)
         : Napi::AsyncWorker(env, "vecsync.graph.search"), deferred_(Napi::Promise::Deferred::New(env)), graph_(graph), in_(in),
-          keys_(in.n * in.wanted), distances_(in.n * in.wanted), counts_(in.n) {
+          background_(background), keys_(in.n * in.wanted), distances_(in.n * in.wanted), counts_(in.n) {
         self_ = Napi::Persistent(self);
         queries_ref_ = Napi::Persistent(static_cast<Napi::Object>(in.queries));
     }
@@ -416,13 +419,19 @@ class SearchWork : public Napi::AsyncWorker {
 
     void Execute() override {
         std::string error;
-        std::thread searcher([&] {
-            setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), graph_->nice_);
+        auto search = [&] {
             pthread_rwlock_rdlock(&graph_->grow_);
             error = graph_->search_rows(in_, keys_.data(), distances_.data(), counts_.data());
             pthread_rwlock_unlock(&graph_->grow_);
-        });
-        searcher.join();
+        };
+        if (background_) {
+            std::thread searcher([&] {
+                setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), graph_->nice_);
+                search();
+            });
+            searcher.join();
+        } else
+            search();
         if (!error.empty()) SetError(error);
     }
     void OnOK() override {
@@ -442,6 +451,7 @@ class SearchWork : public Napi::AsyncWorker {
     Graph* graph_;
     Napi::ObjectReference self_, queries_ref_;
     Graph::SearchInput in_;
+    bool background_;
     std::vector<std::uint64_t> keys_;
     std::vector<float> distances_;
     std::vector<std::uint32_t> counts_;
@@ -531,11 +541,12 @@ Napi::Value Graph::Search(Napi::CallbackInfo const& info) {
     return search_answer(env, keys, distances, counts);
 }
 
-// searchAsync(queries, k, threads): Promise of what `search` answers, the search run on a thread
-// of its own at the insertions' priority. `queries` must not change until it settles.
+// searchAsync(queries, k, threads, background): Promise of what `search` answers, the search run
+// off the JS thread (SearchWork says at which priority). `queries` must not change until it settles.
 Napi::Value Graph::SearchAsync(Napi::CallbackInfo const& info) {
     SearchInput in = search_input(info);
-    auto* work = new SearchWork(info.Env(), this, info.This().As<Napi::Object>(), in);
+    bool background = info.Length() > 3 && info[3].ToBoolean().Value();
+    auto* work = new SearchWork(info.Env(), this, info.This().As<Napi::Object>(), in, background);
     Napi::Promise promise = work->promise();
     work->Queue();
     return promise;

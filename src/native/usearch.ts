@@ -47,10 +47,11 @@ export interface Graph {
   /** n queries of k: query q's matches at [q·k, q·k + k); slots past its matches have distance +Infinity. */
   search(queries: Vectors, k: number, threads: number): [keys: BigUint64Array, distances: Float32Array, counts: Uint32Array];
   /**
-   * The same on a thread of its own, at the insertions' priority; `queries` must not change until
-   * it settles. A reserve waits for it (an add that grows the graph blocks until it ends).
+   * The same off the JS thread, at its priority, or with `background` at the insertions' (nice
+   * 10); `queries` must not change until it settles. A reserve waits for it (an add that grows the
+   * graph blocks until it ends).
    */
-  searchAsync(queries: Vectors, k: number, threads: number): Promise<[keys: BigUint64Array, distances: Float32Array, counts: Uint32Array]>;
+  searchAsync(queries: Vectors, k: number, threads: number, background?: boolean): Promise<[keys: BigUint64Array, distances: Float32Array, counts: Uint32Array]>;
   /**
    * Starts one query's search on the graph's helper thread and returns at once, so the caller can
    * work meanwhile; `searchEnd` waits for it and answers as `search` does for one query. No other

@@ -211,8 +211,8 @@ export class HnswIndex {
    * insertion and the loop's own search (src/native/usearch.ts). A self-check's searches
    * (self-search.ts) run this way, off the event loop.
    */
-  searchOffLoop(queries: Vectors, asked: number, rows: number): ReturnType<Graph["searchAsync"]> {
-    const mine = this.searchingOff.then(() => this.graph.searchAsync(queries, asked, threadsFor(rows, this.params.threads)));
+  searchOffLoop(queries: Vectors, asked: number, rows: number, background: boolean): ReturnType<Graph["searchAsync"]> {
+    const mine = this.searchingOff.then(() => this.graph.searchAsync(queries, asked, threadsFor(rows, this.params.threads), background));
     this.searchingOff = mine.catch(() => {});
     return mine;
   }

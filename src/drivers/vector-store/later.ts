@@ -56,7 +56,8 @@ export class LaterIndexer {
   private readonly waiting = new Set<number>();
   private settled: { max: number; resolve: () => void }[] = [];
   private running: Promise<void> | null = null;
-  private readonly deeper = new DeeperChecks();
+  /** Its rows are stray-listed until decided, so their searches yield to the loop. */
+  private readonly deeper = new DeeperChecks(true);
   /** Rows taken for an insertion off the loop that has not ended, and that insertion. */
   private inFlight = 0;
   private adding: Promise<void> | null = null;

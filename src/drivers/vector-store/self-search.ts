@@ -9,6 +9,14 @@ import { searchBreadth } from "./planner.ts";
 export type Passes = "all" | number;
 
 /**
+ * `passes`: as Passes says (default all). `background`: the rows are stray-listed, so found,
+ * until decided: the searches yield the CPU to the loop (the binding's insertion priority).
+ * Otherwise (a sweep, a load's check) they run at the loop's priority: rows a later insert cut
+ * off are findable only once the sweep lists them.
+ */
+export type CheckOptions = { passes?: Passes; background?: boolean };
+
+/**
  * The depths (results asked for, so ef) of a self-check's passes, growing: `asked` (≈ k), then
  * `expansionSearch`, then the breadth unfiltered searches of `liveRows` rows run at (planner.ts
  * searchBreadth), none past the index's size. The last is the depth that decides: a row a
@@ -55,27 +63,37 @@ export async function findsSelves(
   vectors: Float32Array | Int8Array,
   k: number,
   isCurrent: IsCurrent,
-  passes: Passes = "all",
+  { passes = "all", background = false }: CheckOptions = {},
 ): Promise<boolean[]> {
   const n = rids.length;
   if (n === 0) return [];
   const depths = depthsFor(hnsw, k);
   const [first, ...deeper] = passes === "all" ? depths : depths.slice(passes, passes + 1);
   if (first === undefined) return new Array(n).fill(false);
-  const out = await selfSearch(hnsw, rids, versions, vectors, k, first, isCurrent);
+  const search = (r: ArrayLike<number>, v: ArrayLike<number>, x: Float32Array | Int8Array, depth: number) => selfSearch(hnsw, r, v, x, k, depth, isCurrent, background);
+  const out = await search(rids, versions, vectors, first);
   for (const depth of deeper) {
     const missed = out.flatMap((hit, i) => (hit ? [] : [i]));
     if (missed.length === 0) break;
-    const again = await selfSearch(hnsw, missed.map((i) => rids[i]!), missed.map((i) => versions[i]!), rowsOf(vectors, missed, hnsw.dims), k, depth, isCurrent);
+    const again = await search(missed.map((i) => rids[i]!), missed.map((i) => versions[i]!), rowsOf(vectors, missed, hnsw.dims), depth);
     missed.forEach((i, j) => (out[i] = again[j]!));
   }
   return out;
 }
 
 /** One batched search asking `asked` results (so ef ≥ asked): is each row among the first `k` current? */
-async function selfSearch(hnsw: HnswIndex, rids: ArrayLike<number>, versions: ArrayLike<number>, vectors: Float32Array | Int8Array, k: number, asked: number, isCurrent: IsCurrent): Promise<boolean[]> {
+async function selfSearch(
+  hnsw: HnswIndex,
+  rids: ArrayLike<number>,
+  versions: ArrayLike<number>,
+  vectors: Float32Array | Int8Array,
+  k: number,
+  asked: number,
+  isCurrent: IsCurrent,
+  background: boolean,
+): Promise<boolean[]> {
   const n = rids.length;
-  const [keys, distances] = await hnsw.searchOffLoop(vectors, asked, n);
+  const [keys, distances] = await hnsw.searchOffLoop(vectors, asked, n, background);
   const words = keyWords(keys);
   const out: boolean[] = [];
   for (let q = 0; q < n; q++) {

@@ -10,7 +10,7 @@ import type { HnswIndex } from "./hnsw.ts";
 import { GATHER_ROWS, type Mirror } from "./mirror.ts";
 import { searchBreadth } from "./planner.ts";
 import { Steps } from "./pace.ts";
-import { checkPasses, findsSelves, type Passes } from "./self-search.ts";
+import { type CheckOptions, checkPasses, findsSelves } from "./self-search.ts";
 
 /** The depth of each check. A sweep's steps are sized by time (pace.ts Steps). */
 const STRAY_CHECK_K = 10;
@@ -24,7 +24,8 @@ const DEEPER_MAX_ROWS = 256;
  * and none is returned. A row deleted or rewritten while its search ran is left as it was: its new
  * version has checks of its own (later.ts, back-links.ts), and the answer was about the old one.
  */
-export async function checkStrays(hnsw: HnswIndex, mirror: Mirror, rids: ArrayLike<number>, passes: Passes = "all"): Promise<number[]> {
+export async function checkStrays(hnsw: HnswIndex, mirror: Mirror, rids: ArrayLike<number>, options: CheckOptions = {}): Promise<number[]> {
+  const passes = options.passes ?? "all";
   const isCurrent = (rid: number, version: number) => mirror.isCurrent(rid, version);
   const undecided: number[] = [];
   const decides = passes === "all" || passes >= checkPasses(hnsw, STRAY_CHECK_K) - 1;
@@ -34,7 +35,7 @@ export async function checkStrays(hnsw: HnswIndex, mirror: Mirror, rids: ArrayLi
     const n = vectors.length / mirror.dims;
     const step = sorted.slice(i, i + n);
     const versions = Array.from(step, (rid) => mirror.versionOf(rid));
-    const found = await findsSelves(hnsw, step, versions, vectors, STRAY_CHECK_K, isCurrent, passes);
+    const found = await findsSelves(hnsw, step, versions, vectors, STRAY_CHECK_K, isCurrent, options);
     step.forEach((rid, j) => {
       if (!mirror.isLive(rid) || mirror.versionOf(rid) !== versions[j]) return;
       if (found[j]) hnsw.strays.delete(rid);
@@ -62,9 +63,12 @@ export class DeeperChecks {
   private readonly steps = new Map<number, Steps>();
   private hnsw: HnswIndex | null = null;
 
+  /** `background`: the rows are stray-listed until decided (the later indexer's); see CheckOptions. */
+  constructor(private readonly background = false) {}
+
   /** A step's first pass over `rids`, now; the rows it misses are held for the next. */
   async checkFirst(hnsw: HnswIndex, mirror: Mirror, rids: ArrayLike<number>): Promise<void> {
-    this.hold(hnsw, await checkStrays(hnsw, mirror, rids, 0), 1);
+    this.hold(hnsw, await checkStrays(hnsw, mirror, rids, { passes: 0, background: this.background }), 1);
   }
 
   /** Rows of `hnsw` that pass `pass - 1` missed. Rows held for an index since replaced are dropped (a rebuild sweeps anew). */
@@ -100,7 +104,7 @@ export class DeeperChecks {
     const queue = this.queues.get(pass)!;
     const batch = queue.splice(0, this.stepsOf(pass).size).filter((rid) => mirror.isLive(rid));
     if (queue.length === 0) this.queues.delete(pass);
-    this.hold(hnsw, await this.stepsOf(pass).run(batch.length, () => checkStrays(hnsw, mirror, batch, pass)), pass + 1);
+    this.hold(hnsw, await this.stepsOf(pass).run(batch.length, () => checkStrays(hnsw, mirror, batch, { passes: pass, background: this.background })), pass + 1);
   }
 
   private follow(hnsw: HnswIndex): void {

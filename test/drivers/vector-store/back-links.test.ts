@@ -128,12 +128,12 @@ async function expectDecided(world: ReturnType<typeof worldOf>): Promise<void> {
   for (const rid of later) expect(owner.hnsw.strays.has(rid)).toBe(false);
   const searched = noted.filter((rid) => !later.includes(rid));
   const before = listed();
-  await checkStrays(owner.hnsw, owner.mirror, searched, "all");
+  await checkStrays(owner.hnsw, owner.mirror, searched);
   expect(listed()).toEqual(before);
-  await checkStrays(owner.hnsw, owner.mirror, later, "all");
+  await checkStrays(owner.hnsw, owner.mirror, later);
   expect(listed().length).toBeGreaterThan(before.length);
   const after = listed();
-  await checkStrays(owner.hnsw, owner.mirror, noted, "all");
+  await checkStrays(owner.hnsw, owner.mirror, noted);
   expect(listed()).toEqual(after);
 }
 
@@ -184,7 +184,7 @@ describe("rows decided by their back links", () => {
     expect(sweeper.unverifiedRows).toEqual([]);
     // The list is now what searches for every written row say.
     const listed = world.noted.filter((rid) => hnsw.strays.has(rid));
-    await checkStrays(hnsw, mirror, world.noted, "all");
+    await checkStrays(hnsw, mirror, world.noted);
     expect(world.noted.filter((rid) => hnsw.strays.has(rid))).toEqual(listed);
     expect(listed.some((rid) => later.includes(rid))).toBe(true);
   });

@@ -48,7 +48,7 @@ describe("happy", () => {
       for (let i = 0; i < rids.length || deeper.waiting > 0; ) {
         if (deeper.full || i >= rids.length) await deeper.run(hnsw, mirror);
         else {
-          const missed = await checkStrays(hnsw, mirror, rids.slice(i, (i += 50)), 0);
+          const missed = await checkStrays(hnsw, mirror, rids.slice(i, (i += 50)), { passes: 0 });
           held += missed.length;
           deeper.hold(hnsw, missed, 1);
         }
@@ -62,7 +62,7 @@ describe("happy", () => {
   test("a row left as it was until its batch runs; rows of a replaced index are dropped", async () => {
     const { hnsw, mirror } = built();
     const deeper = new DeeperChecks();
-    const missed = await checkStrays(hnsw, mirror, Array.from({ length: TWINS }, (_, rid) => rid), 0);
+    const missed = await checkStrays(hnsw, mirror, Array.from({ length: TWINS }, (_, rid) => rid), { passes: 0 });
     expect(missed.length).toBeGreaterThanOrEqual(TWINS - 10); // the twins the first pass cannot tell apart
     expect(hnsw.strays.size).toBe(0); // undecided, so not listed yet
     deeper.hold(hnsw, missed, 1);

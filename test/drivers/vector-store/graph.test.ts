@@ -175,7 +175,7 @@ describe("a search beside the loop", () => {
 });
 
 describe("searches off the event loop", () => {
-  test("searchAsync answers as search does while the loop turns", async () => {
+  test("searchAsync answers as search does while the loop turns, in the background too", async () => {
     const graph = openGraph(128, PARAMS, 64);
     const data = vectors(4_000, 128, 21);
     graph.add(keys(0, 4_000), data, 2);
@@ -194,6 +194,8 @@ describe("searches off the event loop", () => {
     expect(Array.from(counts)).toEqual(Array.from(wantCounts));
     expect(Array.from(found)).toEqual(Array.from(want));
     expect(Array.from(distances)).toEqual(Array.from(wantDistances));
+    const [background] = await graph.searchAsync(queries, 64, 2, true); // on a thread at nice 10: the same answer
+    expect(Array.from(background)).toEqual(Array.from(want));
     expect(() => graph.searchAsync(new Float32Array(127), 5, 1)).toThrow("bad queries or k");
   });
 
@@ -219,11 +221,11 @@ describe("searches off the event loop", () => {
     }
   });
 
-  test("HnswIndex.searchOffLoop: calls made at once run one after the other, each with its own answer", async () => {
+  test("HnswIndex.searchOffLoop: calls made at once, in the background or not, run one after the other, each with its own answer", async () => {
     const index = new HnswIndex(DIMS, PARAMS);
     const data = vectors(2_000, DIMS, 8);
     index.add(Array.from({ length: 2_000 }, (_, i) => i), new Array(2_000).fill(3), data);
-    const answers = await Promise.all([0, 1, 2, 3].map((part) => index.searchOffLoop(data.slice(part * 500 * DIMS, (part + 1) * 500 * DIMS), 1, 500)));
+    const answers = await Promise.all([0, 1, 2, 3].map((part) => index.searchOffLoop(data.slice(part * 500 * DIMS, (part + 1) * 500 * DIMS), 1, 500, part % 2 === 0)));
     answers.forEach(([found], part) => {
       const own = Array.from(found).filter((key, q) => key === keyOf(part * 500 + q, 3)).length;
       expect(own).toBeGreaterThan(490);
