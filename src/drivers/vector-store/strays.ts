@@ -63,8 +63,15 @@ export class DeeperChecks {
   private readonly steps = new Map<number, Steps>();
   private hnsw: HnswIndex | null = null;
 
-  /** `background`: the rows are stray-listed until decided (the later indexer's); see CheckOptions. */
-  constructor(private readonly background = false) {}
+  /**
+   * `background`: the rows are stray-listed until decided (the later indexer's); see CheckOptions.
+   * `sliceMs`: a batch's length (pace.ts Steps): a sweep's are long, the later indexer's short,
+   * beside a change stream whose every await may wait for the reading of a batch's answers.
+   */
+  constructor(
+    private readonly background = false,
+    private readonly sliceMs?: number,
+  ) {}
 
   /** A step's first pass over `rids`, now; the rows it misses are held for the next. */
   async checkFirst(hnsw: HnswIndex, mirror: Mirror, rids: ArrayLike<number>): Promise<void> {
@@ -115,7 +122,7 @@ export class DeeperChecks {
 
   private stepsOf(pass: number): Steps {
     let steps = this.steps.get(pass);
-    if (!steps) this.steps.set(pass, (steps = new Steps(DEEPER_MIN_ROWS, DEEPER_MAX_ROWS)));
+    if (!steps) this.steps.set(pass, (steps = new Steps(DEEPER_MIN_ROWS, DEEPER_MAX_ROWS, this.sliceMs)));
     return steps;
   }
 }

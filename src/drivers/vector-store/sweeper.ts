@@ -3,7 +3,7 @@
 // written; and the rows a write left unverified (decided by their back links, back-links.ts)
 // searched for in the next quiet spell, unless a sweep covers them.
 import { foreground } from "../../shared/foreground.ts";
-import { Steps } from "./pace.ts";
+import { OFF_LOOP_SLICE_MS, Steps } from "./pace.ts";
 import { DeeperChecks } from "./strays.ts";
 import type { Mirror } from "./mirror.ts";
 import type { HnswIndex } from "./hnsw.ts";
@@ -185,8 +185,8 @@ export class StraySweeper {
   private async check(rows: ArrayLike<number>): Promise<boolean> {
     const { hnsw, mirror } = this.host;
     const rids = rows instanceof Uint32Array ? rows : Uint32Array.from(rows);
-    const steps = new Steps(8, 512);
-    const deeper = new DeeperChecks();
+    const steps = new Steps(8, 2048, OFF_LOOP_SLICE_MS);
+    const deeper = new DeeperChecks(false, OFF_LOOP_SLICE_MS);
     for (let i = 0; i < rids.length || deeper.waiting > 0; ) {
       if (this.host.closed || this.host.hnsw !== hnsw) return false;
       const started = performance.now();
