@@ -1,4 +1,5 @@
 import type { Client, InArgs, InStatement, ResultSet } from "@libsql/client";
+import { overlay } from "./overlay.ts";
 import { plainArgs, statementCache } from "./statement-cache.ts";
 
 export { CACHE_MAX_BYTES } from "./statement-cache.ts";
@@ -41,17 +42,17 @@ export function fastReads(client: Client, path: string, busyTimeoutMs: number): 
     }
   };
 
-  return new Proxy(client, {
-    get(target, prop, receiver) {
-      if (prop === "execute") return execute;
-      if (prop === CACHED) return cache.size;
-      if (prop === CACHED_BYTES) return cache.bytes;
-      if (prop === "close") return () => {
-        cache.close();
-        target.close();
-      };
-      const value = Reflect.get(target, prop, receiver);
-      return typeof value === "function" ? value.bind(target) : value;
+  return overlay(client, {
+    execute,
+    get [CACHED]() {
+      return cache.size;
+    },
+    get [CACHED_BYTES]() {
+      return cache.bytes;
+    },
+    close() {
+      cache.close();
+      client.close();
     },
   });
 }

@@ -1,4 +1,5 @@
 import type { Client, InArgs, InStatement, ResultSet, TransactionMode } from "@libsql/client";
+import { overlay } from "./overlay.ts";
 import { plainArgs, statementCache } from "./statement-cache.ts";
 
 // Why this exists: under a change-data-capture load the vector store commits a write batch of a
@@ -81,17 +82,17 @@ export function fastWrites(client: Client, path: string, busyTimeoutMs: number):
     }
   };
 
-  return new Proxy(client, {
-    get(target, prop, receiver) {
-      if (prop === "batch") return batch;
-      if (prop === WRITES_CACHED) return cache.size;
-      if (prop === WRITES_CACHED_BYTES) return cache.bytes;
-      if (prop === "close") return () => {
-        cache.close();
-        target.close();
-      };
-      const value = Reflect.get(target, prop, receiver);
-      return typeof value === "function" ? value.bind(target) : value;
+  return overlay(client, {
+    batch,
+    get [WRITES_CACHED]() {
+      return cache.size;
+    },
+    get [WRITES_CACHED_BYTES]() {
+      return cache.bytes;
+    },
+    close() {
+      cache.close();
+      client.close();
     },
   });
 }

@@ -1,4 +1,5 @@
 import type { Client, InArgs, InStatement, ResultSet, Transaction, TransactionMode } from "@libsql/client";
+import { overlay } from "./overlay.ts";
 
 // Why this exists: for a local file, @libsql/client runs statements synchronously on the JS
 // thread, each pooled connection with SQLite's busy timeout. If two connections of this same
@@ -59,19 +60,15 @@ export function gateWrites(raw: Client): Client {
 
   function wrapTransaction(tx: Transaction, release: () => void): Transaction {
     const done = <T>(p: Promise<T>) => p.finally(release);
-    return new Proxy(tx, {
-      get(target, prop, receiver) {
-        if (prop === "commit") return () => done(target.commit());
-        if (prop === "rollback") return () => done(target.rollback());
-        if (prop === "close") return () => {
-          try {
-            target.close();
-          } finally {
-            release();
-          }
-        };
-        const value = Reflect.get(target, prop, receiver);
-        return typeof value === "function" ? value.bind(target) : value;
+    return overlay(tx, {
+      commit: () => done(tx.commit()),
+      rollback: () => done(tx.rollback()),
+      close: () => {
+        try {
+          tx.close();
+        } finally {
+          release();
+        }
       },
     });
   }
@@ -95,11 +92,5 @@ export function gateWrites(raw: Client): Client {
       }
     },
   };
-  return new Proxy(raw, {
-    get(target, prop, receiver) {
-      if (prop in gated) return gated[prop as keyof Client];
-      const value = Reflect.get(target, prop, receiver);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
+  return overlay(raw, gated);
 }

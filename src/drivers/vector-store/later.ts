@@ -57,7 +57,7 @@ export class LaterIndexer {
   private settled: { max: number; resolve: () => void }[] = [];
   private running: Promise<void> | null = null;
   /** Its rows are stray-listed until decided, so their searches yield to the loop. */
-  private readonly deeper = new DeeperChecks(true);
+  private readonly deeper = new DeeperChecks({ background: true });
   /** Rows taken for an insertion off the loop that has not ended, and that insertion. */
   private inFlight = 0;
   private adding: Promise<void> | null = null;

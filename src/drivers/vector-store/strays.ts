@@ -33,7 +33,7 @@ export async function checkStrays(hnsw: HnswIndex, mirror: Mirror, rids: ArrayLi
   for (let i = 0; i < sorted.length; ) {
     const vectors = mirror.gatherCodes(sorted, i, GATHER_ROWS).slice(); // own buffer: usearch ignores view offsets
     const n = vectors.length / mirror.dims;
-    const step = sorted.slice(i, i + n);
+    const step = sorted.subarray(i, i + n);
     const versions = Array.from(step, (rid) => mirror.versionOf(rid));
     const found = await findsSelves(hnsw, step, versions, vectors, STRAY_CHECK_K, isCurrent, options);
     step.forEach((rid, j) => {
@@ -68,14 +68,11 @@ export class DeeperChecks {
    * `sliceMs`: a batch's length (pace.ts Steps): a sweep's are long, the later indexer's short,
    * beside a change stream whose every await may wait for the reading of a batch's answers.
    */
-  constructor(
-    private readonly background = false,
-    private readonly sliceMs?: number,
-  ) {}
+  constructor(private readonly options: { background?: boolean; sliceMs?: number } = {}) {}
 
   /** A step's first pass over `rids`, now; the rows it misses are held for the next. */
   async checkFirst(hnsw: HnswIndex, mirror: Mirror, rids: ArrayLike<number>): Promise<void> {
-    this.hold(hnsw, await checkStrays(hnsw, mirror, rids, { passes: 0, background: this.background }), 1);
+    this.hold(hnsw, await checkStrays(hnsw, mirror, rids, { passes: 0, background: this.options.background }), 1);
   }
 
   /** Rows of `hnsw` that pass `pass - 1` missed. Rows held for an index since replaced are dropped (a rebuild sweeps anew). */
@@ -111,7 +108,7 @@ export class DeeperChecks {
     const queue = this.queues.get(pass)!;
     const batch = queue.splice(0, this.stepsOf(pass).size).filter((rid) => mirror.isLive(rid));
     if (queue.length === 0) this.queues.delete(pass);
-    this.hold(hnsw, await this.stepsOf(pass).run(batch.length, () => checkStrays(hnsw, mirror, batch, { passes: pass, background: this.background })), pass + 1);
+    this.hold(hnsw, await this.stepsOf(pass).run(batch.length, () => checkStrays(hnsw, mirror, batch, { passes: pass, background: this.options.background })), pass + 1);
   }
 
   private follow(hnsw: HnswIndex): void {
@@ -122,7 +119,7 @@ export class DeeperChecks {
 
   private stepsOf(pass: number): Steps {
     let steps = this.steps.get(pass);
-    if (!steps) this.steps.set(pass, (steps = new Steps(DEEPER_MIN_ROWS, DEEPER_MAX_ROWS, this.sliceMs)));
+    if (!steps) this.steps.set(pass, (steps = new Steps(DEEPER_MIN_ROWS, DEEPER_MAX_ROWS, this.options.sliceMs)));
     return steps;
   }
 }

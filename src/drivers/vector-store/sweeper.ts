@@ -186,7 +186,7 @@ export class StraySweeper {
     const { hnsw, mirror } = this.host;
     const rids = rows instanceof Uint32Array ? rows : Uint32Array.from(rows);
     const steps = new Steps(8, 2048, OFF_LOOP_SLICE_MS);
-    const deeper = new DeeperChecks(false, OFF_LOOP_SLICE_MS);
+    const deeper = new DeeperChecks({ sliceMs: OFF_LOOP_SLICE_MS });
     for (let i = 0; i < rids.length || deeper.waiting > 0; ) {
       if (this.host.closed || this.host.hnsw !== hnsw) return false;
       const started = performance.now();

@@ -30,6 +30,23 @@ function firstKeys(graph: Graph, queries: Float32Array, k: number, dims = DIMS):
   return Array.from({ length: queries.length / dims }, (_, q) => found[q * k]!);
 }
 
+/** Counts the event loop's turns from now until `stop()`, which answers the count. */
+function loopTurns(): { stop(): number } {
+  let turns = 0;
+  let running = true;
+  const spin = () => {
+    turns++;
+    if (running) setImmediate(spin);
+  };
+  setImmediate(spin);
+  return {
+    stop: () => {
+      running = false;
+      return turns;
+    },
+  };
+}
+
 /** Share of the rows found first by their own vector: HNSW leaves ~0.1-0.3 % unreachable (strays.ts). */
 function selfHits(graph: Graph, data: Float32Array, want: BigUint64Array, dims = DIMS): number {
   const found = firstKeys(graph, data, 1, dims);
@@ -180,16 +197,9 @@ describe("searches off the event loop", () => {
     const data = vectors(4_000, 128, 21);
     graph.add(keys(0, 4_000), data, 2);
     const queries = data.slice(0, 2_000 * 128);
-    let turns = 0;
-    let running = true;
-    const spin = () => {
-      turns++;
-      if (running) setImmediate(spin);
-    };
-    setImmediate(spin);
+    const loop = loopTurns();
     const [found, distances, counts] = await graph.searchAsync(queries, 64, 2);
-    running = false;
-    expect(turns).toBeGreaterThan(3); // 2,000 searches at ef 64 take tens of ms: held on the loop, no turn
+    expect(loop.stop()).toBeGreaterThan(3); // 2,000 searches at ef 64 take tens of ms: held on the loop, no turn
     const [want, wantDistances, wantCounts] = graph.search(queries, 64, 2);
     expect(Array.from(counts)).toEqual(Array.from(wantCounts));
     expect(Array.from(found)).toEqual(Array.from(want));
@@ -238,13 +248,7 @@ describe("insertions off the event loop", () => {
     const graph = openGraph(128, { ...PARAMS, connectivity: 16, expansionAdd: 128 }, 64);
     const data = vectors(6_000, 128, 9);
     graph.add(keys(0, 2_000), data.slice(0, 2_000 * 128), 2);
-    let turns = 0;
-    let running = true;
-    const spin = () => {
-      turns++;
-      if (running) setImmediate(spin);
-    };
-    setImmediate(spin);
+    const loop = loopTurns();
     const adding = graph.addAsync(keys(2_000, 4_000), data.slice(2_000 * 128), 2);
     // Searched while the insertion runs, a query at a time: rows added before it are their own nearest.
     let hits = 0;
@@ -252,9 +256,8 @@ describe("insertions off the event loop", () => {
     expect(graph.size()).toBeLessThan(6_000); // still running
     expect(hits).toBeGreaterThan(95);
     await adding;
-    running = false;
     // 4,000 insertions at 128 dimensions take well over a hundred milliseconds: held on the loop, no turn.
-    expect(turns).toBeGreaterThan(10);
+    expect(loop.stop()).toBeGreaterThan(10);
     expect(graph.size()).toBe(6_000);
     expect(selfHits(graph, data, keys(0, 6_000), 128)).toBeGreaterThan(0.98);
   });
