@@ -49,7 +49,9 @@ export class KeywordSql {
     const meta = spec.metadata.map((_, i) => `, r.${layout.meta(i)} AS m${i}`).join("");
     const n = params.length;
     params.push(JSON.stringify(terms), vectorText);
-    // q: each query word with its IDF; the row's score sums over the words it holds (`->>` is null otherwise).
+    // q: each query word with its IDF; the row's score sums over the words it holds (`->>` is null
+    // otherwise) in the managed store's order and grouping (highest IDF first, then by word), so a
+    // row scores the same bits in both stores and true ties stay ties, ordered by key.
     const sql = `WITH s AS (SELECT docs::float8 AS n, length::float8 / greatest(docs, 1)::float8 AS avgdl FROM ${stats.totals}),
       q AS (
         SELECT w.term, CASE WHEN x.idf <= 0 THEN ${IDF_FLOOR}::float8 ELSE x.idf END AS idf
@@ -59,7 +61,7 @@ export class KeywordSql {
       ),
       scored AS (
         SELECT r.${layout.pk} AS key, r.${TEXT_COLUMN} AS text${meta}, r.${VECTOR_COLUMN} <=> $${n + 2}::text::${vectorType(spec.dimensions)} AS distance,
-          (SELECT sum(q.idf * (f.tf * ${K1 + 1}::float8) / (f.tf + ${K1}::float8 * (1::float8 - ${B}::float8 + ${B}::float8 * r.${LENGTH_COLUMN}::float8 / s.avgdl)))
+          (SELECT sum(q.idf * ((f.tf * ${K1 + 1}::float8) / (f.tf + ${K1}::float8 * (1::float8 - ${B}::float8 + ${B}::float8 * r.${LENGTH_COLUMN}::float8 / s.avgdl))) ORDER BY q.idf DESC, q.term COLLATE "C")
              FROM q CROSS JOIN LATERAL (SELECT (r.${TERMS_COLUMN} ->> q.term)::float8 AS tf) f WHERE f.tf IS NOT NULL) AS kw
         FROM ${qualified(table)} r CROSS JOIN s
         WHERE r.${TERMS_COLUMN} ?| ARRAY(SELECT term FROM q) AND (${where})`;

@@ -129,7 +129,8 @@ export class KeywordPostings {
       const idf = Math.log((this.rows - this.df[id]! + 0.5) / (this.df[id]! + 0.5));
       out.push({ word, id, idf: idf <= 0 ? IDF_FLOOR : idf });
     }
-    return out.sort((a, b) => b.idf - a.idf || a.id - b.id);
+    // Highest IDF first, equal IDFs by word (code units): an order a platform table's SQL repeats.
+    return out.sort((a, b) => b.idf - a.idf || (a.word < b.word ? -1 : a.word > b.word ? 1 : 0));
   }
 
   /** Is the posting at `i` of `list` its row's current one? */
