@@ -14,6 +14,7 @@ import type { Authenticator } from "./shared/actor.ts";
 import type { Mailer } from "./mail/mailer.ts";
 import type { SecretBox } from "./shared/secrets.ts";
 import type { Metrics } from "./shared/metrics.ts";
+import type { Foreground } from "./shared/foreground.ts";
 
 /** The typed bag of drivers and services handed to routes, procedures and tasks. */
 export type Services = {
@@ -38,6 +39,8 @@ export type Services = {
   engine: TableEngine;
   /** This service's Prometheus registry and what records into it (docs/operability.md#metrics). */
   metrics: Metrics;
+  /** Requests and sync under way, which the vector store's background work gives way to (shared/foreground.ts); the store's own. */
+  foreground: Foreground;
 };
 
 /**

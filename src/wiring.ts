@@ -49,7 +49,7 @@ export function buildServices(config: Config, database: Database, vectors: Vecto
   const none: Dependents = { environment: [], connection: [], embeddingProvider: [], organization: [] };
   // One registry per service, never the process-wide default: a test process runs several services.
   const metrics = createMetrics({ vectorTables: () => tableReadings({ database, clock }), tasks: () => countTasksByTypeAndStatus(database.db) });
-  const services: Services = { config, logger, clock, database, scheduler, tasks, authenticator, mailer, vectors, platform, secrets, dependents: none, engine: tableEngine(() => services), metrics };
+  const services: Services = { config, logger, clock, database, scheduler, tasks, authenticator, mailer, vectors, platform, secrets, dependents: none, engine: tableEngine(() => services), metrics, foreground: vectors.foreground };
   // The rules close over the finished bag, so they are filled in once it exists.
   services.dependents = dependents(services);
   registerTasks(services);

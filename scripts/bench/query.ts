@@ -136,7 +136,7 @@ const buildSeconds = reuse ? NaN : (performance.now() - t0) / 1000 - chunks.seco
 if (reuse) progress(`vecsync: reopened the store kept in ${dir} (no build)`);
 // The sweep a service runs in its first quiet spell after the writes: rows checked as they were
 // written may have been cut off by later inserts. Then the checkpoint lists every stray, and a
-// restart needs no sweep (strays.ts, checkpoint.ts SavedStrays.whole).
+// restart needs no sweep (strays.ts, saved-strays.ts SavedStrays.whole).
 t0 = performance.now();
 if (SWEEP) await store.whenReady("bench");
 const sweepSeconds = reuse || !SWEEP ? NaN : (performance.now() - t0) / 1000;

@@ -1,6 +1,5 @@
 import { Elysia } from "elysia";
 import { AppError, errorBody, knownFailure, rootMessage } from "../shared/errors.ts";
-import { foreground } from "../shared/foreground.ts";
 import { parse } from "../shared/validate.ts";
 import type { Services } from "../services.ts";
 import { UNMATCHED_ROUTE } from "../shared/metrics.ts";
@@ -94,13 +93,13 @@ export function buildApp(services: Services, routes: AnyRoute[], mounts: { prefi
       async ({ request, params, server }) => {
         const requestId = idOf(request);
         const ip = clientAddress(server?.requestIP(request)?.address ?? null, request.headers, services.config.trustedProxies);
-        foreground.enter();
+        services.foreground.enter();
         try {
           return await runRoute(services, route, request, params as Record<string, string>, requestId, ip);
         } catch (err) {
           return errorResponse(services, err, requestId);
         } finally {
-          foreground.leave();
+          services.foreground.leave();
         }
       },
       { parse: "none" },
@@ -110,7 +109,7 @@ export function buildApp(services: Services, routes: AnyRoute[], mounts: { prefi
   for (const mount of mounts) {
     app.all(`${mount.prefix}/*`, async ({ request, server }) => {
       const requestId = idOf(request);
-      foreground.enter();
+      services.foreground.enter();
       try {
         const res = await mount.fetch(request, requestId, clientAddress(server?.requestIP(request)?.address ?? null, request.headers, services.config.trustedProxies));
         res.headers.set("x-request-id", requestId);
@@ -118,7 +117,7 @@ export function buildApp(services: Services, routes: AnyRoute[], mounts: { prefi
       } catch (err) {
         return errorResponse(services, err, requestId);
       } finally {
-        foreground.leave();
+        services.foreground.leave();
       }
     }, { parse: "none" });
   }

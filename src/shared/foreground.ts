@@ -126,4 +126,3 @@ export class Foreground {
   }
 }
 
-export const foreground = new Foreground();

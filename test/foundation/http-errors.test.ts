@@ -4,7 +4,6 @@ import { type } from "arktype";
 import { buildApp } from "../../src/http/app.ts";
 import { defineRoute } from "../../src/http/route.ts";
 import { AppError } from "../../src/shared/errors.ts";
-import { foreground } from "../../src/shared/foreground.ts";
 import { createTestApp, type TestApp } from "../harness.ts";
 import { json } from "../helpers/http.ts";
 
@@ -21,7 +20,7 @@ const testRoutes = [
   defineRoute({ method: "GET", path: "/t/enospc", tag: "t", summary: "507", auth: "none", handler: () => { throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" }); } }),
   defineRoute({ method: "GET", path: "/t/key", tag: "t", summary: "key", auth: "api_key", handler: () => ({}) }),
   // Background steps give way while a request is handled (shared/foreground.ts): the app counts it.
-  defineRoute({ method: "GET", path: "/t/busy", tag: "t", summary: "busy", auth: "none", handler: async () => { await Bun.sleep(1); return { busy: foreground.busy }; } }),
+  defineRoute({ method: "GET", path: "/t/busy", tag: "t", summary: "busy", auth: "none", handler: async ({ services }) => { await Bun.sleep(1); return { busy: services.foreground.busy }; } }),
   defineRoute({ method: "DELETE", path: "/t/thing/:id", tag: "t", summary: "204", auth: "none", status: 204, handler: () => undefined }),
 ];
 
@@ -64,7 +63,9 @@ describe("happy", () => {
     expect(await json(await fetch(base + "/t/busy"))).toEqual({ busy: true });
     expect((await fetch(base + "/t/boom")).status).toBe(500);
     expect((await fetch(base + "/t/conflict")).status).toBe(409);
-    expect(foreground.busy).toBe(false);
+    expect(testApp.services.foreground.busy).toBe(false);
+    // One per process: the one the vector store's background work gives way to.
+    expect(testApp.services.foreground).toBe(testApp.services.vectors.foreground);
   });
 
   test("204 answers no body", async () => {

@@ -32,7 +32,7 @@ export async function providerForEmbedding(services: Services, orgId: string, pr
     }
   }
   const guard = { policy: hostPolicy(services.config), resolve: opts.resolver ?? systemResolver };
-  return createEmbeddingProvider({ provider: row.provider, apiKey, baseUrl: row.baseUrl, config: services.config, tuning: opts.tuning, observer: services.metrics.embeddings, guard });
+  return createEmbeddingProvider({ provider: row.provider, apiKey, baseUrl: row.baseUrl, config: services.config, tuning: opts.tuning, observer: services.metrics.embeddings, guard, turn: () => services.foreground.turn() });
 }
 
 /**

@@ -10,14 +10,13 @@ import { prepareRows, writeRows, type ApplyCounts, type ApplyTarget } from "./ap
 import type { SyncJob } from "./job.ts";
 import { recordEmptyRows } from "./empty-rows.ts";
 import { withWriteLock } from "./state.ts";
-import { foreground } from "../../shared/foreground.ts";
 
 /** `present`: the row ids of the keys the source still has; `handled`: keys fully applied (sync/counters.ts). */
 export type KeysApplied = { counts: ApplyCounts; overBudget: number; handled: number; present: Set<string> };
 
 export function applyKeys(job: SyncJob, keys: Key[], target: ApplyTarget, opts: { signal?: AbortSignal } = {}): Promise<KeysApplied> {
   // Sync work: the store's background steps wait for it as for a request (shared/foreground.ts).
-  return foreground.syncing(() => withWriteLock(job.services, job.table.id, async () => {
+  return job.services.foreground.syncing(() => withWriteLock(job.services, job.table.id, async () => {
     const { table } = job;
     const hashes = await job.source.hashesByKeys({ table: table.sourceTable, pk: [table.primaryKeyColumn], textColumns: job.textColumns, metaColumns: job.metaColumns, keys });
     const prepared = await prepareRows(job, hashes, target, opts);

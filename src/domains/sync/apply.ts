@@ -12,7 +12,6 @@
 import type { RowHash, SourceRow } from "../../drivers/sources/types.ts";
 import { keyText } from "../../drivers/sources/types.ts";
 import type { MetadataUpdate, RowHashes, UpsertRow } from "../../drivers/vector-store/index.ts";
-import { foreground } from "../../shared/foreground.ts";
 import { renderMetadata, renderText, storedTextHash } from "../vector-tables/render.ts";
 import { emptyRowsAmong, recordEmptyRows, type FailedRow } from "./empty-rows.ts";
 import { embedRows } from "./embedder.ts";
@@ -225,7 +224,7 @@ export async function prepareRows(job: SyncJob, hashes: RowHash[], target: Apply
     async commit(rowsPerWrite = Infinity) {
       let from = 0;
       do {
-        if (from > 0) await foreground.turn();
+        if (from > 0) await job.services.foreground.turn();
         await store.upsert(upserts.slice(from, from + rowsPerWrite), at);
         from += rowsPerWrite;
       } while (from < upserts.length);

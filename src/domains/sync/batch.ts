@@ -19,7 +19,6 @@ import { failedPassCounts, newTally, passCounts, type PassTally } from "./counte
 import { keepSeenEmptyRows } from "./empty-rows.ts";
 import { openJob, type SyncJob } from "./job.ts";
 import { hashPages, PAGE_SIZE } from "./pages.ts";
-import { foreground } from "../../shared/foreground.ts";
 import { syncState } from "./state.ts";
 import { addApplied, embedderTokens, finishPass, startPass, type Pass } from "./history.ts";
 import type { PassKind } from "./tables.ts";
@@ -68,7 +67,7 @@ export async function hashPass(job: SyncJob, target: ApplyTarget, opts: { signal
   };
   for await (const read of hashPages(job, null, PASS_READ_ROWS)) {
     for (let from = 0; from < read.length; from += PAGE_SIZE) {
-      if (from > 0) await foreground.turn();
+      if (from > 0) await job.services.foreground.turn();
       signal?.throwIfAborted();
       const page = read.slice(from, from + PAGE_SIZE);
       for (const h of page) seen.add(keyText(h.key));
@@ -100,7 +99,7 @@ async function reapplyUnseen(job: SyncJob, target: ApplyTarget, seen: Set<string
     if (stored.length === 0) break;
     for (const s of stored) if (!seen.has(s.pk)) unseen.push(s.pk);
     afterPk = stored[stored.length - 1]!.pk;
-    await foreground.turn(); // each read holds the loop (libSQL is synchronous); a table's worth at once, ~300 ms at 100k rows
+    await job.services.foreground.turn(); // each read holds the loop (libSQL is synchronous); a table's worth at once, ~300 ms at 100k rows
   }
   for (let i = 0; i < unseen.length; i += FETCH_CHUNK) {
     const applied = await applyKeys(job, unseen.slice(i, i + FETCH_CHUNK).map((pk) => storedKey(job.table, pk)), target);

@@ -3,7 +3,6 @@
 // retries (http.ts, bad answers included), answer validation and counting. A driver only
 // describes its wire format.
 import { DriverError } from "../../shared/errors.ts";
-import { foreground } from "../../shared/foreground.ts";
 import { planBatches } from "./batching.ts";
 import { findModel, validateModelChoice, type ModelSpec, type ProviderName } from "./catalog.ts";
 import { governorFor, type RateGovernor } from "./governor.ts";
@@ -30,7 +29,10 @@ export interface WireFormat {
 }
 
 /** `guard`: set when `baseUrl` is a user's, vetted at every request (pinned.ts). */
-export type HostedOptions = { apiKey: string; baseUrl: string; tuning: HostedTuning; observer?: EmbeddingObserver; guard?: UpstreamGuard };
+export type HostedOptions = { apiKey: string; baseUrl: string; tuning: HostedTuning; observer?: EmbeddingObserver; guard?: UpstreamGuard; turn?: () => Promise<void> };
+
+/** A turn of the event loop, for a provider built outside a service. */
+const plainTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export class HostedProvider implements EmbeddingProvider {
   readonly stats: EmbeddingStats = emptyStats();
@@ -76,8 +78,8 @@ export class HostedProvider implements EmbeddingProvider {
     // with it, a loose cut at twice the limit only saves bandwidth and lets the provider cut.
     const cutAt = Math.min(this.wire.serverTruncates ? spec.maxTokens * 2 : spec.maxTokens, maxTokens);
     // Counting is foreground work, a query's and a sync's alike: a plain turn between slices
-    // (shared/foreground.ts), so requests and the sync engine take turns.
-    const { texts: prepared, tokens: tokenCounts } = await fitInputs(await tokenCounterFor(this.provider), texts, cutAt, () => foreground.turn());
+    // (the service's Foreground.turn, shared/foreground.ts), so requests and the sync engine take turns.
+    const { texts: prepared, tokens: tokenCounts } = await fitInputs(await tokenCounterFor(this.provider), texts, cutAt, this.opts.turn ?? plainTurn);
     const batches = planBatches(tokenCounts, maxInputs, maxTokens);
 
     const out = new Array<Float32Array>(texts.length);

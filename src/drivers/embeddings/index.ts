@@ -47,6 +47,8 @@ export type ProviderSettings = {
    * and dials the vetted address. The operator's VECSYNC_EMB_*_URL and the public endpoints are trusted.
    */
   guard?: UpstreamGuard;
+  /** Between slices of token counting: the service's foreground turn (shared/foreground.ts). */
+  turn?: () => Promise<void>;
 };
 
 export function createEmbeddingProvider(settings: ProviderSettings): EmbeddingProvider {
@@ -55,5 +57,5 @@ export function createEmbeddingProvider(settings: ProviderSettings): EmbeddingPr
   const baseUrl = settings.baseUrl ?? settings.config?.embUrls[settings.provider] ?? known.base;
   const tuning: HostedTuning = { ...DEFAULT_TUNING, rateLimits: known.limits, ...settings.tuning };
   const guard = settings.baseUrl ? settings.guard : undefined;
-  return new HostedProvider(known.wire, { apiKey: settings.apiKey ?? "", baseUrl, tuning, observer: settings.observer, guard });
+  return new HostedProvider(known.wire, { apiKey: settings.apiKey ?? "", baseUrl, tuning, observer: settings.observer, guard, turn: settings.turn });
 }

@@ -16,6 +16,7 @@ import type { HnswIndex } from "./hnsw.ts";
 import { type Mirror, normalizeInPlace } from "./mirror.ts";
 import { type Band, type Calibration, exactCostUs, filteredHnswPlan, type HnswPlan, hnswCostUs, planUnfiltered, searchBreadth } from "./planner.ts";
 import { hnswCandidates, withStrays } from "./search.ts";
+import { CALIBRATION_REST, type Pacer } from "./pace.ts";
 import type { GenerationSpec } from "./types.ts";
 
 /**
@@ -185,4 +186,52 @@ function probeQueries({ mirror, index, spec }: CalibrationTarget, live: Uint32Ar
     out.push(row);
   }
   return out;
+}
+
+/** What a calibration reads of its generation (the index object changes on a compaction). */
+export interface CalibrationHost {
+  readonly state: string;
+  readonly closed: boolean;
+  readonly mirror: Mirror;
+  readonly hnsw: HnswIndex;
+  readonly spec: GenerationSpec;
+  readonly pace: Pacer;
+}
+
+/** A generation's calibration: the last measurement, and one at a time in the background. */
+export class Calibrator {
+  calibration: Calibration | null = null;
+  private running: Promise<void> | null = null;
+
+  constructor(
+    private readonly host: CalibrationHost,
+    private readonly report: (event: string, fields: Record<string, unknown>) => void,
+  ) {}
+
+  /** Starts a background calibration when the index is ready and the last one is missing or stale. */
+  ifStale(): void {
+    const { host } = this;
+    if (host.state !== "ready" || this.running || !calibratable(host.mirror.liveCount)) return;
+    if (isStale(this.calibration, host.mirror.liveCount)) void this.now();
+  }
+
+  /** Measures now (or joins the measurement under way). A failure leaves the last one, or the defaults, in place. */
+  now(): Promise<void> {
+    const { host } = this;
+    this.running ??= (async () => {
+      const started = host.pace.clock.now();
+      try {
+        if (host.state !== "ready" || !calibratable(host.mirror.liveCount)) return;
+        const result = await calibrate({ mirror: host.mirror, index: host.hnsw, spec: host.spec }, host.pace.pauser(CALIBRATION_REST), () => host.closed);
+        if (!result) return;
+        this.calibration = result;
+        this.report("vector_store.calibrated", { rows: result.liveRows, bands: result.bands, ms: Math.round(host.pace.clock.now() - started) });
+      } catch (e) {
+        this.report("vector_store.calibration_failed", { error: String(e) });
+      } finally {
+        this.running = null;
+      }
+    })();
+    return this.running;
+  }
 }

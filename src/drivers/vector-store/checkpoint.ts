@@ -7,6 +7,7 @@
 // params, count, header, graph) means "rebuild", never "serve" — and never "crash": the file is
 // checked in JS (index-file.ts) before usearch reads it, and a `<base>.loading` marker is left
 // while usearch reads it, so a start that died inside usearch makes the next start rebuild.
+// The description's stray list, what it holds and how it is capped, is saved-strays.ts.
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { fsyncPath, fsyncPathAsync } from "../../shared/files.ts";
@@ -15,6 +16,7 @@ import { crc32 } from "node:zlib";
 import { HnswIndex } from "./hnsw.ts";
 import { checkIndexFile } from "./index-file.ts";
 import { searchBreadth } from "./planner.ts";
+import { readableStrays, type SavedStrays, savedStrays, type StrayState } from "./saved-strays.ts";
 import type { IndexParams } from "./types.ts";
 
 /**
@@ -24,23 +26,6 @@ import type { IndexParams } from "./types.ts";
  */
 const FORMAT = 2;
 const SCALAR = "i8"; // the index's, a byte a dimension: a description naming another is refused
-/**
- * Rows a description lists: strays and rows not yet searched for (a fill's), up to this many.
- * A list cut short is not whole, and a restart then sweeps every row.
- */
-const MAX_SAVED_STRAYS = 100_000;
-/**
- * A swept index lists its strays whole up to this share of its rows, if past MAX_SAVED_STRAYS.
- * Strays grow with the graph (0.64 % of 1M × 768, 1.8 % of 2M × 384): at 10M × 384 (~2 %) a fixed
- * 100,000 would be cut short, and every restart would sweep 10M rows (~2 h of a core, recall
- * ~0.89 meanwhile) to find them again. Past 5 % the graph is worth rebuilding, not listing.
- */
-const SAVED_STRAYS_SHARE = 0.05;
-
-/** How many rows a description lists: more once a sweep has made the stray list whole. */
-export function savedStraysCap(rows: number, checkedAll: boolean): number {
-  return checkedAll ? Math.max(MAX_SAVED_STRAYS, Math.ceil(rows * SAVED_STRAYS_SHARE)) : MAX_SAVED_STRAYS;
-}
 
 export interface CheckpointMeta {
   format: number;
@@ -56,34 +41,6 @@ export interface CheckpointMeta {
   crc32: number;
   /** What was known of the file's strays when it was saved. */
   strays: SavedStrays;
-}
-
-/** A description's stray list (strays.ts): a hint, so a load serves the strays at once. */
-export interface SavedStrays {
-  /** The index's strays and its rows not yet searched for (a fill's), up to savedStraysCap. */
-  rows: number[];
-  /**
-   * `rows` is every stray of the file: each row had been checked when it was saved (no sweep owed,
-   * none left off the list). A load then checks only the rows it adds, instead of sweeping all
-   * (1M × 768: 13 min of CPU after every start).
-   */
-  whole: boolean;
-  /** The last full sweep's duration (ms): the sweep budget's unit after a load (strays.ts). */
-  sweepMs: number;
-  /**
-   * The depth unfiltered searches ran at when saved (planner.ts searchBreadth), the depth the rows
-   * were checked at. A row a search at that depth reached may be missed by a shallower one, so a
-   * list checked deeper than searches now run is not whole (strayListFits).
-   */
-  depth: number;
-}
-
-/** What the generation knows of its strays when it saves (strays.ts StraySweeper). */
-export interface StrayState {
-  checkedAll: boolean;
-  sweepMs: number;
-  /** Rows off the stray list not yet searched for (sweeper.ts): saved as strays, so a restart scores them exactly. */
-  unverifiedRows: readonly number[];
 }
 
 export type LoadedCheckpoint = { ok: true; index: HnswIndex; meta: CheckpointMeta } | { ok: false; problem: string };
@@ -172,37 +129,6 @@ async function fileCrc32Async(path: string): Promise<number> {
   }
 }
 
-function savedStrays(index: HnswIndex, strays: StrayState): SavedStrays {
-  // Rows not yet searched for may be strays: listed, a restart scores them exactly until its sweep.
-  const cap = savedStraysCap(index.liveSize, strays.checkedAll);
-  const listed = firstDistinct(index.strays, strays.unverifiedRows, cap + 1);
-  return {
-    rows: listed.slice(0, cap),
-    whole: strays.checkedAll && listed.length <= cap,
-    sweepMs: Math.round(strays.sweepMs),
-    depth: searchBreadth(index.liveSize, index.params.expansionSearch),
-  };
-}
-
-/**
- * The first `max` distinct rids of `a`, then of `b`. A fill's rows wait unverified for the sweep
- * after it (sweeper.ts), a million of them by the end of a 1M-row fill: their union with the strays
- * made whole took ~0.7 s of the event loop at 1M (a probe, the machine busy), at each of a
- * fill's ~50 checkpoints (a checkpoint every 1/16 of the keys, restart.ts).
- */
-function firstDistinct(a: Set<number>, b: readonly number[], max: number): number[] {
-  const out = new Set<number>();
-  for (const rid of a) {
-    if (out.size >= max) break;
-    out.add(rid);
-  }
-  for (const rid of b) {
-    if (out.size >= max) break;
-    out.add(rid);
-  }
-  return [...out];
-}
-
 /**
  * Does a description's whole stray list hold for searches over `liveRows` rows now? Only if its
  * rows were checked no deeper than those searches run: deletes since the save lower the breadth,
@@ -258,10 +184,6 @@ function readMeta(dir: string, base: string): CheckpointMeta | string {
   } catch {
     return "unreadable checkpoint description";
   }
-}
-
-function readableStrays(s: SavedStrays | undefined): boolean {
-  return typeof s === "object" && s !== null && Array.isArray(s.rows) && typeof s.whole === "boolean" && typeof s.sweepMs === "number" && typeof s.depth === "number";
 }
 
 function loadingMarker(dir: string, collection: string, generation: number): string {

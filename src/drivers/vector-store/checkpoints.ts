@@ -7,12 +7,14 @@
 // rowsBesideCheckpoint), so a kill replays a bounded number of rows. One checkpoint at a time,
 // start to end: each removes the files of the ones before.
 import type { Client } from "@libsql/client";
-import { completeCheckpoint, removeCheckpointFiles, saveCheckpointIndex, type StrayState } from "./checkpoint.ts";
+import { completeCheckpoint, removeCheckpointFiles, saveCheckpointIndex } from "./checkpoint.ts";
+import type { StrayState } from "./saved-strays.ts";
 import type { HnswIndex } from "./hnsw.ts";
 import type { Mutex } from "./lock.ts";
 import { pruneTombstones } from "./reads.ts";
 import { recordCheckpoint } from "./registry.ts";
 import { checkpointDue, rowsBesideCheckpoint } from "./restart.ts";
+import type { StoreClock } from "./pace.ts";
 import type { GenerationRef } from "./rows.ts";
 
 /** What a checkpoint reads of its generation (the index object changes on a compaction). */
@@ -25,20 +27,37 @@ export interface CheckpointHost extends GenerationRef {
   appliedSeq(): number | null;
   /** Runs `work` with no insertion under way (later.ts holding). */
   holding<T>(work: () => Promise<T>): Promise<T>;
+  readonly clock: StoreClock;
 }
 
 export class Checkpoints {
   /** The change sequence the last checkpoint of the serving index covers; -1 for none. */
-  seq = -1;
-  /** Rows written since the last checkpoint, and when that ended (performance.now()). */
+  private saved = -1;
+  /** Rows written since the last checkpoint, and when that ended (the clock's ms). */
   private written = 0;
-  private at = performance.now();
+  private at: number;
   /** The last checkpoint asked for, settled when it has ended. */
   private chain: Promise<void> = Promise.resolve();
   /** The checkpoint saved and not yet durable, and the rows written before its save. */
   private completing: { done: Promise<unknown>; written: number } | null = null;
 
-  constructor(private readonly host: CheckpointHost) {}
+  constructor(private readonly host: CheckpointHost) {
+    this.at = host.clock.now();
+  }
+
+  get seq(): number {
+    return this.saved;
+  }
+
+  /** A load served the index of the checkpoint at `seq`. */
+  restored(seq: number): void {
+    this.saved = seq;
+  }
+
+  /** The serving index was replaced (a rebuild, a compaction): no checkpoint holds it yet. */
+  indexReplaced(): void {
+    this.saved = -1;
+  }
 
   noteWritten(rows: number): void {
     this.written += rows;
@@ -46,7 +65,7 @@ export class Checkpoints {
 
   /** restart.ts checkpointDue, for the serving index. */
   get due(): boolean {
-    return checkpointDue(this.written, this.host.index().size, performance.now() - this.at);
+    return checkpointDue(this.written, this.host.index().size, this.host.clock.now() - this.at);
   }
 
   /** Saves the index if it is ready and behind; true when it did. */
@@ -83,7 +102,7 @@ export class Checkpoints {
     const saved = await host.holding(async () => {
       const started = await host.lock.run(async () => {
         const seq = host.appliedSeq();
-        if (seq === null || seq === this.seq) return null;
+        if (seq === null || seq === this.saved) return null;
         const index = host.index();
         // saveCheckpointIndex reads the stray list before its first await: under the lock.
         return { save: saveCheckpointIndex(host.indexDir, host.collection, host.generation, seq, index, host.strays), index, written: this.written };
@@ -98,9 +117,9 @@ export class Checkpoints {
         removeCheckpointFiles(host.indexDir, host.collection, host.generation, meta.file);
         // Not if the index was replaced meanwhile (a compaction): its own checkpoint follows.
         if (host.index() === saved.index) {
-          this.seq = meta.seq;
+          this.saved = meta.seq;
           this.written = Math.max(0, this.written - saved.written);
-          this.at = performance.now();
+          this.at = host.clock.now();
         }
         return meta;
       } finally {

@@ -121,7 +121,7 @@ export class Collections {
     const gens = [coll.live, ...coll.building.values()];
     await Promise.all(gens.map((g) => g.pins.drained()));
     // A checkpoint under way ends first (its last steps run outside the lock: checkpoints.ts).
-    await Promise.all(gens.map((g) => g.checkpoints.between(async () => void (g.closed = true))));
+    await Promise.all(gens.map((g) => g.checkpoints.between(async () => g.close())));
     await registry.deleteCollection(this.client, name);
     for (const g of gens) g.removeFiles();
   }
@@ -165,7 +165,7 @@ export class Collections {
     await gen.pins.drained();
     await gen.checkpoints.between(() =>
       gen.lock.run(async () => {
-        gen.closed = true;
+        gen.close();
         await registry.deleteGeneration(this.client, gen.collection, gen.generation);
         gen.removeFiles();
       }),
@@ -179,6 +179,6 @@ export class Collections {
   /** Refuses further calls; background rebuilds stop. */
   close(): void {
     this.closed = true;
-    for (const g of this.all()) g.closed = true;
+    for (const g of this.all()) g.close();
   }
 }

@@ -6,10 +6,10 @@
 // change stream on 96k rows a compaction came every ~32k updates and, paced behind the writes,
 // lasted over a minute — a minute of full scans for every unfiltered search, each one on the
 // event loop the writes share (`bun run bench pipeline`: 1,000 changes/s fell 18 s behind).
-import { foreground } from "../../shared/foreground.ts";
 import { addCurrentVersionsAsync } from "./adds-async.ts";
 import { addCurrentVersions, HnswIndex } from "./hnsw.ts";
 import type { Mirror } from "./mirror.ts";
+import type { Pacer } from "./pace.ts";
 import { missingRows } from "./restart.ts";
 import type { CollectionStatus } from "./types.ts";
 
@@ -19,6 +19,7 @@ export interface CompactionHost {
   readonly mirror: Mirror;
   readonly closed: boolean;
   readonly status: CollectionStatus;
+  readonly pace: Pacer;
 }
 
 /** Rows written meanwhile that the last, synchronous catch-up may add without a pause. */
@@ -43,7 +44,7 @@ export async function buildCompacted(host: CompactionHost): Promise<Compacted | 
   let todo = host.mirror.liveRids();
   let left: number[] = [];
   for (let before = Infinity; ; ) {
-    if (!(await addInSteps(next, host.mirror, todo, gone)) || gone()) return null;
+    if (!(await addInSteps(next, host.mirror, todo, gone, host.pace)) || gone()) return null;
     todo = Uint32Array.from(missingRows(next, host.mirror));
     if (todo.length <= FINAL_ROWS) break;
     if (todo.length > before / 2) {
@@ -68,12 +69,12 @@ const OFF_LOOP_BUILD_ROWS = 2048;
  * loop, in time-sized steps, under a steady change stream a compaction of 48k rows took a tenth
  * of the loop for minutes, beside the stream it was compacting for (`bun run bench pipeline`).
  */
-export async function addInSteps(index: HnswIndex, mirror: Mirror, rids: Uint32Array, stop: () => boolean): Promise<boolean> {
+export async function addInSteps(index: HnswIndex, mirror: Mirror, rids: Uint32Array, stop: () => boolean, pace: Pick<Pacer, "yieldTurn">): Promise<boolean> {
   for (let i = 0; i < rids.length; ) {
     if (stop()) return false;
     const step = Array.from(rids.subarray(i, (i += OFF_LOOP_BUILD_ROWS))).filter((rid) => mirror.isLive(rid));
     await addCurrentVersionsAsync(index, mirror, step);
-    await foreground.yieldTurn();
+    await pace.yieldTurn();
   }
   return true;
 }

@@ -1,68 +1,68 @@
-// One generation of a collection held in process: its mirror, its HNSW index and its state, and
-// the live operations on them: writes applied after they commit, pins held by searches, and upkeep
-// in the background (checkpoints by rows written (checkpoints.ts), compaction of dead keys
-// (hnsw.ts), stray sweeps (strays.ts), calibration). Start-up and the checkpoint cadence live in
-// restart.ts. An index in
-// doubt is rebuilt in the background while searches are answered exactly (never empty/partial);
-// a compaction builds beside the serving index (compaction.ts).
+// One generation of a collection held in process: its mirror, its HNSW index and its state
+// (lifecycle.ts), and the live operations on them: its load, writes applied after they commit,
+// pins held by searches. Its background work: upkeep.ts (checkpoints, compaction, sweeps),
+// calibration.ts. Start-up and the checkpoint cadence: restart.ts. An index in doubt is rebuilt
+// in the background while searches are answered exactly (never empty or partial).
 import type { Client } from "@libsql/client";
-import { calibratable, calibrate, isStale } from "./calibration.ts";
-import { addInSteps, buildCompacted } from "./compaction.ts";
-import { removeCheckpointFiles, rewriteStrays } from "./checkpoint.ts";
+import { Calibrator } from "./calibration.ts";
+import { addInSteps } from "./compaction.ts";
+import { removeCheckpointFiles } from "./checkpoint.ts";
 import { Checkpoints } from "./checkpoints.ts";
 import { type Added, byBackLinks } from "./back-links.ts";
 import { addCurrentVersions, HnswIndex } from "./hnsw.ts";
 import { Mutex } from "./lock.ts";
 import { Mirror, type MirrorMemory } from "./mirror.ts";
+import { type GenerationState, Lifecycle } from "./lifecycle.ts";
 import type { Calibration } from "./planner.ts";
 import { readChangesSince } from "./reads.ts";
 import { LOAD_CHECKED_ROWS, restore, uncheckedSince } from "./restart.ts";
 import { BACKLOG, LaterIndexer, STREAM_BACKLOG } from "./later.ts";
-import { Pacer } from "./pace.ts";
+import { defaultPacing, Pacer, type Pacing } from "./pace.ts";
 import { Pins } from "./pins.ts";
 import { checkStrays } from "./strays.ts";
 import { StraySweeper } from "./sweeper.ts";
+import { Upkeep } from "./upkeep.ts";
 import type { GenerationRef } from "./rows.ts";
 import type { CollectionStatus, GenerationSpec, IndexParams, MetadataValue, UpsertRow } from "./types.ts";
 
 export type StoreLog = (event: string, fields: Record<string, unknown>) => void;
 
-/** Compaction (hnsw.ts): dead keys past this share of the index, and at least this many. */
-const COMPACT_DEAD_SHARE = 0.25;
-const COMPACT_MIN_DEAD = 1024;
-
 export class Generation implements GenerationRef {
-  status: CollectionStatus = "loading";
+  private readonly life: Lifecycle;
   mirror: Mirror;
   private serving!: HnswIndex;
   /** Highest change sequence applied in memory; the last checkpoint covers `checkpoints.seq`. */
   appliedSeq = 0;
-  private upkeep: Promise<unknown> | null = null;
-  private readonly sweeper: StraySweeper;
+  readonly sweeper: StraySweeper;
   readonly checkpoints: Checkpoints;
-  private readonly later = new LaterIndexer(this);
+  readonly later = new LaterIndexer(this);
+  /** Checkpoints, compaction and sweeps in the background, and the waits on them (upkeep.ts). */
+  readonly upkeep: Upkeep;
   /** Background work rests while writes go on (pace.ts). */
-  private readonly pace = new Pacer();
+  readonly pace: Pacer;
   readonly lock = new Mutex();
   /** The searches holding this generation (pins.ts). */
   readonly pins = new Pins();
-  closed = false;
-  /** Measured filtered-search depth per selectivity band; null until measured (planner defaults). */
-  calibration: Calibration | null = null;
-  private calibrating: Promise<void> | null = null;
+  /** Measures filtered-search depth per selectivity band in the background (calibration.ts). */
+  readonly calibrator: Calibrator;
 
   constructor(
     readonly collection: string,
     readonly generation: number,
     readonly spec: GenerationSpec,
     private readonly params: IndexParams,
-    private readonly indexDir: string,
+    readonly indexDir: string,
     private readonly log: StoreLog,
-    memory: MirrorMemory = {},
+    { memory = {}, pacing = defaultPacing() }: { memory?: MirrorMemory; pacing?: Pacing } = {},
   ) {
-    this.mirror = new Mirror(spec, memory);
+    this.life = new Lifecycle(`${collection}/${generation}`);
+    this.pace = new Pacer(pacing);
+    this.mirror = new Mirror(spec, { ...memory, turn: () => this.pace.yieldTurn(), now: () => pacing.clock.now() });
     this.hnsw = new HnswIndex(spec.dimensions, params);
-    this.sweeper = new StraySweeper(this, (event, fields) => this.log(event, { collection, generation, ...fields }));
+    const report = (event: string, fields: Record<string, unknown>) => this.log(event, { collection, generation, ...fields });
+    this.sweeper = new StraySweeper(this, this.pace, report);
+    this.calibrator = new Calibrator(this, report);
+    this.upkeep = new Upkeep(this, report);
     this.checkpoints = new Checkpoints({
       collection,
       generation,
@@ -71,14 +71,37 @@ export class Generation implements GenerationRef {
       lock: this.lock,
       strays: this.sweeper,
       index: () => this.hnsw,
-      appliedSeq: () => (this.status === "ready" && !this.closed ? this.appliedSeq : null),
+      appliedSeq: () => (this.state === "ready" ? this.appliedSeq : null),
       holding: (work) => this.later.holding(work),
+      clock: pacing.clock,
     });
   }
 
-  /** The change sequence the last checkpoint covers (stats.ts). */
-  get checkpointSeq(): number {
-    return this.checkpoints.seq;
+  get state(): GenerationState {
+    return this.life.state;
+  }
+
+  /** What searches and stats read: a closed generation (pinned by a search as it closed) answers from its mirror, exactly. */
+  get status(): CollectionStatus {
+    return this.state === "closed" ? "rebuilding" : this.state;
+  }
+
+  get closed(): boolean {
+    return this.state === "closed";
+  }
+
+  reached(state: GenerationState): Promise<void> {
+    return this.life.reached(state);
+  }
+
+  /** Stops its background work; searches pinned to it still answer. */
+  close(): void {
+    this.life.to("closed");
+  }
+
+  /** The last measurement; null until one (the planner's defaults). */
+  get calibration(): Calibration | null {
+    return this.calibrator.calibration;
   }
 
   get hnsw(): HnswIndex {
@@ -91,25 +114,24 @@ export class Generation implements GenerationRef {
    */
   set hnsw(index: HnswIndex) {
     this.serving = index;
-    if (this.status !== "loading") this.mirror.lend(index);
+    if (this.state !== "loading") this.mirror.lend(index);
   }
 
   /** A fresh, empty generation: nothing to load. */
   markEmptyReady(): void {
     removeCheckpointFiles(this.indexDir, this.collection, this.generation);
-    this.sweeper.startEmpty();
-    this.status = "ready";
+    this.life.to("ready");
     this.mirror.lend(this.hnsw);
   }
 
   /** Loads everything (restart.ts); resolves when servable (the rebuild, if any, continues in the background). */
   async load(client: Client): Promise<{ rebuild: Promise<void> | null }> {
     return this.lock.run(async () => {
-      const restored = await restore(client, this, this.mirror, { indexDir: this.indexDir, params: this.params });
+      const restored = await restore(client, this, this.mirror, { indexDir: this.indexDir, params: this.params, now: () => this.pace.clock.now() });
       this.appliedSeq = restored.seq;
       if (restored.checkpoint) {
         this.hnsw = restored.checkpoint.index;
-        this.checkpoints.seq = restored.checkpoint.seq;
+        this.checkpoints.restored(restored.checkpoint.seq);
       }
       await this.catchUp(client);
       const problem = restored.problem;
@@ -120,10 +142,10 @@ export class Generation implements GenerationRef {
         const known = unchecked !== null && unchecked.length <= LOAD_CHECKED_ROWS;
         if (known) await checkStrays(this.hnsw, this.mirror, unchecked);
         const lent = this.mirror.lend(this.hnsw); // mostly lent while the rows were read (restart.ts readMirror)
-        this.status = "ready";
+        this.life.to("ready");
         this.log("vector_store.index_loaded", { collection: this.collection, generation: this.generation, rows: this.mirror.liveCount, replayed: restored.replayed.length, dead: this.hnsw.dead, strays: known ? "listed" : "sweep", ...restored.timing, codesLent: lent });
-        const compaction = this.compactIfDead(client);
-        if (compaction) this.track(compaction);
+        const compaction = this.upkeep.compactIfDead(client);
+        if (compaction) this.upkeep.track(compaction);
         else if (known) this.sweeper.resume(restored.checkpoint!.sweepMs);
         else {
           this.sweeper.owe();
@@ -139,83 +161,34 @@ export class Generation implements GenerationRef {
 
   /** Serves exactly while a fresh index is built from the mirror in the background. */
   private startRebuild(client: Client): Promise<void> {
-    this.status = "rebuilding";
+    this.life.to("rebuilding");
     this.hnsw = new HnswIndex(this.spec.dimensions, this.params);
-    this.checkpoints.seq = -1;
+    this.checkpoints.indexReplaced();
     return this.rebuild(client);
   }
 
   /** Adds every live mirror row missing from the index, a step at a time; then checkpoints. */
   private async rebuild(client: Client): Promise<void> {
-    const started = performance.now();
+    const started = this.pace.clock.now();
     const rids = this.mirror.liveRids();
     // Off the event loop, a few thousand rows at a time (compaction.ts addInSteps). Writes during
     // the rebuild go to this same index; `add` skips versions already placed.
-    const done = await addInSteps(this.hnsw, this.mirror, rids, () => this.closed);
+    const done = await addInSteps(this.hnsw, this.mirror, rids, () => this.closed, this.pace);
     if (!done || this.closed) return;
     this.mirror.lend(this.hnsw); // an empty index lent nothing: now it holds every row
-    this.status = "ready";
-    this.log("vector_store.index_rebuilt", { collection: this.collection, generation: this.generation, rows: this.hnsw.size, ms: Math.round(performance.now() - started) });
-    this.indexReplaced(client);
+    this.life.to("ready");
+    this.log("vector_store.index_rebuilt", { collection: this.collection, generation: this.generation, rows: this.hnsw.size, ms: Math.round(this.pace.clock.now() - started) });
+    this.upkeep.indexReplaced(client);
   }
 
-  /** A new complete index: saved, and swept for strays. Tracked in the same turn as it became servable, so whenReady() waits for both. */
-  private indexReplaced(client: Client): void {
-    this.track(this.checkpoint(client));
-    this.sweeper.owe();
-    void this.sweeper.now();
-  }
-
-  /** SweepHost: the strays are whole; the description of a checkpoint of this very index lists them (checkpoint.ts). */
+  /** SweepHost: the strays are whole (upkeep.ts). */
   straysSwept(): void {
-    // Not during a checkpoint: it writes the description once its file is durable.
-    this.track(
-      this.checkpoints.between(() =>
-        this.lock.run(async () => {
-          if (this.closed || this.status !== "ready" || this.checkpoints.seq !== this.appliedSeq) return;
-          rewriteStrays(this.indexDir, this.collection, this.generation, this.checkpoints.seq, this.hnsw, this.sweeper);
-        }),
-      ),
-    );
+    this.upkeep.straysSwept();
   }
 
   /** Logs a failure of background work that went on without it (later.ts). */
   failed(event: string, error: unknown): void {
     this.log(event, { collection: this.collection, generation: this.generation, error: String(error) });
-  }
-
-  /** Keeps a background task in `upkeep` so `settled()` waits for it. */
-  private track(work: Promise<unknown>): void {
-    const previous = this.upkeep;
-    const tracked: Promise<unknown> = (previous ? previous.then(() => work) : work)
-      .catch((e) => this.log("vector_store.upkeep_failed", { collection: this.collection, generation: this.generation, error: String(e) }))
-      .finally(() => {
-        if (this.upkeep === tracked) this.upkeep = null;
-      });
-    this.upkeep = tracked;
-  }
-
-  /**
-   * Dead keys cost memory and widen every search (hnsw.ts asks for k × size / live): once they
-   * pass COMPACT_DEAD_SHARE of the index a compacted one is built beside it (compaction.ts) and
-   * swapped in, then saved and swept. Returns the compaction, or null when none is due.
-   */
-  compactIfDead(client: Client): Promise<void> | null {
-    const dead = this.hnsw.dead;
-    if (this.status !== "ready" || this.closed || dead < COMPACT_MIN_DEAD || dead < COMPACT_DEAD_SHARE * this.hnsw.size) return null;
-    this.log("vector_store.index_compact", { collection: this.collection, generation: this.generation, dead, keys: this.hnsw.size });
-    return this.compact(client);
-  }
-
-  private async compact(client: Client): Promise<void> {
-    const started = performance.now();
-    const built = await buildCompacted(this);
-    if (!built) return;
-    this.hnsw = built.index;
-    if (built.left.length > 0) this.later.note(built.left); // found as strays at once, inserted soon
-    this.log("vector_store.index_compacted", { collection: this.collection, generation: this.generation, rows: built.index.size, left: built.left.length, ms: Math.round(performance.now() - started) });
-    this.checkpoints.seq = -1; // the saved index is the old one: save this one
-    this.indexReplaced(client);
   }
 
   /** Applies rows changed by anyone (another process sharing the database) since appliedSeq. */
@@ -229,7 +202,10 @@ export class Generation implements GenerationRef {
       else this.mirror.setMetadata(row.rid, row.metadata);
     }
     this.addNow(rids);
-    if (rids.length > 0) this.sweeper.noteWrite(rids.length);
+    if (rids.length > 0) {
+      this.pace.noteWrite();
+      this.sweeper.noteWrite(rids.length);
+    }
     this.applyDelete(changes.gone);
     this.appliedSeq = Math.max(this.appliedSeq, changes.seq);
   }
@@ -242,10 +218,6 @@ export class Generation implements GenerationRef {
     this.hnsw.dead += present.filter(Boolean).length;
   }
 
-  /**
-   * After a committed upsert batch at `seq`: mirror first, then one batched index add — or, with
-   * `indexLater`, the add in background steps, the rows scored exactly meanwhile (later.ts).
-   */
   /** Before an `indexLater` write: waits while too many rows wait for the graph (later.ts BACKLOG, STREAM_BACKLOG for a stream's). */
   indexCaughtUp(streaming: boolean): Promise<void> {
     return this.later.settle(streaming ? STREAM_BACKLOG : BACKLOG);
@@ -256,6 +228,10 @@ export class Generation implements GenerationRef {
     return this.later.graphFree();
   }
 
+  /**
+   * After a committed upsert batch at `seq`: mirror first, then one batched index add — or, with
+   * `indexLater`, the add in background steps, the rows scored exactly meanwhile (later.ts).
+   */
   applyUpsert(rows: UpsertRow[], rids: Map<string, number>, typed: MetadataValue[][], seq: number, indexLater = false): void {
     const order = [...new Set(rows.map((row) => rids.get(row.pk)).filter((rid) => rid !== undefined))];
     this.pace.noteWrite();
@@ -287,7 +263,7 @@ export class Generation implements GenerationRef {
 
   /** Rows a write just added: those with few back links searched for soon (later.ts), the others once the writes pause (back-links.ts). */
   private checkAdded(added: Added): void {
-    if (this.status !== "ready") return;
+    if (this.state !== "ready") return;
     const { now, later } = byBackLinks(this.hnsw, this.mirror, added);
     this.later.checkSoon(now);
     this.verifyLater(later);
@@ -313,66 +289,6 @@ export class Generation implements GenerationRef {
   async committed(client: Client, seq: number): Promise<void> {
     if (seq === this.appliedSeq + 1) this.appliedSeq = seq;
     else if (seq > this.appliedSeq) await this.catchUp(client);
-  }
-
-  /**
-   * After a write (outside its lock): a checkpoint when due (restart.ts checkpointDue), or a
-   * compaction when dead keys pile up. In the background, one at a time.
-   */
-  afterWrite(client: Client): void {
-    if (this.upkeep || this.status !== "ready" || this.closed) return;
-    const work = this.compactIfDead(client) ?? (this.checkpoints.due ? this.checkpoint(client) : null);
-    if (work) this.track(work);
-  }
-
-  /** Resolves when the rows waiting for the graph are in it and the background checkpoint or compaction under way (if any) is done. */
-  async settled(): Promise<void> {
-    // A checkpoint holds insertions while it saves: rows written meanwhile are drained after it.
-    for (;;) {
-      await this.later.idle();
-      if (!this.upkeep) return;
-      await this.upkeep;
-    }
-  }
-
-  /** `settled()`, then every stray sweep due (run now rather than after the quiet spell). */
-  async swept(): Promise<void> {
-    await this.later.idle();
-    while (this.upkeep || this.sweeper.pending) {
-      if (this.upkeep) await this.upkeep;
-      else await this.sweeper.now();
-    }
-  }
-
-  /** Saves the index if it is complete and behind (checkpoints.ts). */
-  checkpoint(client: Client): Promise<boolean> {
-    return this.checkpoints.run(client);
-  }
-
-  /** Starts a background calibration when the index is ready and the last one is missing or stale. */
-  calibrateIfStale(): void {
-    if (this.status !== "ready" || this.calibrating || !calibratable(this.mirror.liveCount)) return;
-    if (isStale(this.calibration, this.mirror.liveCount)) void this.calibrateNow();
-  }
-
-  /** Measures now (or joins the measurement under way). A failure leaves the defaults in place. */
-  calibrateNow(): Promise<void> {
-    this.calibrating ??= (async () => {
-      const started = performance.now();
-      try {
-        if (this.status !== "ready" || !calibratable(this.mirror.liveCount)) return;
-        const target = { mirror: this.mirror, index: this.hnsw, spec: this.spec };
-        const result = await calibrate(target, this.pace.pauser(), () => this.closed);
-        if (!result) return;
-        this.calibration = result;
-        this.log("vector_store.calibrated", { collection: this.collection, generation: this.generation, rows: result.liveRows, bands: result.bands, ms: Math.round(performance.now() - started) });
-      } catch (e) {
-        this.log("vector_store.calibration_failed", { collection: this.collection, generation: this.generation, error: String(e) });
-      } finally {
-        this.calibrating = null;
-      }
-    })();
-    return this.calibrating;
   }
 
   removeFiles(): void {

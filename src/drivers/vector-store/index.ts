@@ -1,6 +1,7 @@
 // The managed vector store (docs/architecture.md#stores): durable rows in libSQL, a usearch HNSW index
 // per collection generation, exact filtering, and a planner between exact and HNSW search.
-export { DEFAULT_INDEX_PARAMS, VectorStore, type VectorStoreOptions } from "./store.ts";
+export { VectorStore } from "./store.ts";
+export { DEFAULT_INDEX_PARAMS, type VectorStoreOptions } from "./options.ts";
 export { FilterError, VectorStoreError, type FilterIssue, type VectorStoreErrorCode } from "./errors.ts";
 export { parseFilter, compileSql, compilePredicate, filterSql, type SqlDialect } from "./filters/index.ts";
 export type * from "./types.ts";

@@ -6,7 +6,6 @@
 //
 // Why in memory: FTS5 scores every row holding any of the query's words, so a query with a common
 // word scored most of the table (38 ms p50 at 100k rows, docs/performance.md#search).
-import { foreground } from "../../shared/foreground.ts";
 import { eachWord } from "./words.ts";
 
 /** FTS5's floor for the IDF of a word in half the rows or more. */
@@ -64,7 +63,7 @@ export class KeywordPostings {
    * Indexes the rows below `end()` (their texts from `textOf`, undefined for a row not live) in
    * background steps, then takes every later write from the mirror. Stops when `alive` says so.
    */
-  async fill(end: () => number, textOf: (rid: number) => string | undefined, alive: () => boolean): Promise<void> {
+  async fill(end: () => number, textOf: (rid: number) => string | undefined, alive: () => boolean, turn: () => Promise<void>): Promise<void> {
     while (this.cursor < end()) {
       const until = Math.min(end(), this.cursor + FILL_STEP);
       for (let rid = this.cursor; rid < until; rid++) {
@@ -72,7 +71,7 @@ export class KeywordPostings {
         if (text !== undefined) this.add(rid, text);
       }
       this.cursor = until;
-      await foreground.yieldTurn();
+      await turn();
       if (!alive()) return;
     }
     this.cursor = Infinity;

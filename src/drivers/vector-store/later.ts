@@ -15,11 +15,11 @@
 // The insertion runs off the event loop (HnswIndex.addAsync): OFF_LOOP_ROWS rows at a time on a
 // thread of their own, while the loop serves searches and writes. The last batch's checks search
 // off the loop too (self-search.ts); reading their answers is the loop's only part.
-import { foreground } from "../../shared/foreground.ts";
 import { type Added, byBackLinks } from "./back-links.ts";
 import { addCurrentVersionsAsync } from "./adds-async.ts";
 import { addCurrentVersions, type HnswIndex } from "./hnsw.ts";
 import type { Mirror } from "./mirror.ts";
+import type { Pacer } from "./pace.ts";
 import { DeeperChecks } from "./strays.ts";
 import type { CollectionStatus } from "./types.ts";
 
@@ -28,6 +28,7 @@ type Owner = {
   readonly mirror: Mirror;
   readonly status: CollectionStatus;
   readonly closed: boolean;
+  readonly pace: Pacer;
   /** Logs a failure of background work that went on without it. */
   failed(event: string, error: unknown): void;
   /** Rows taken off the stray list by their back links, to be searched for once the writes pause (sweeper.ts). */
@@ -171,6 +172,7 @@ export class LaterIndexer {
       // it (2,000/s). Fewer rows wait out the foreground first: an insertion of a fill's one
       // 64-row write costs ~25 % more CPU a row than one of 256 (its threads start per call).
       const startsAdd = this.waiting.size >= OFF_LOOP_ROWS && !this.holdCount && !this.adding;
+      const { foreground } = this.owner.pace.pacing;
       await (startsAdd || this.settled.length > 0 ? foreground.turn() : foreground.yieldTurn());
       const { hnsw, mirror, status } = this.owner;
       // An insertion always runs if it can; the last one's checks go on beside it.

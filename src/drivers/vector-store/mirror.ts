@@ -1,7 +1,8 @@
 // The in-memory mirror of one generation: every live row's i8 codes (and, while the collection is
 // small enough, its f32 vector), typed metadata, primary key and (with the f32 vectors) embedded
-// text, indexed by rid. It feeds the exact path (gather + usearch exactSearch), the re-score of
-// HNSW candidates, the in-memory filter predicate and the hits themselves, so a search on a ready
+// text, indexed by rid; what a row holds beside its vector is kept by row-fields.ts, which the
+// mirror extends. It feeds the exact path (gather + usearch exactSearch), the re-score of HNSW
+// candidates, the in-memory filter predicate and the hits themselves, so a search on a ready
 // generation needs no SQL for broad or unfiltered queries.
 // libSQL stays the source of truth.
 //
@@ -10,15 +11,13 @@
 // codes' cosines, close but not exact; search.ts reads the few final candidates' f32 vectors and
 // texts back from libSQL (refine.ts) and returns exact scores as before. A compact mirror then
 // reads the codes of the rows the index holds from the index itself (`lend`, lent-codes.ts).
-import type { ColumnAccess } from "./filters/index.ts";
 import { quantizeInto } from "./quantize.ts";
-import { booleanColumn, type ColumnStore, keywordColumn, numberColumn } from "./columns.ts";
 import type { HnswIndex } from "./hnsw.ts";
-import { KeywordPostings } from "./keyword-postings.ts";
 import { keepsTooMany, type LentCodes, lendFrom } from "./lent-codes.ts";
+import { RowFields } from "./row-fields.ts";
 import { ScanBlocks } from "./scan-blocks.ts";
 import { GATHER_ROWS, VectorSlabs } from "./vector-slabs.ts";
-import type { GenerationSpec, Metadata, MetadataValue } from "./types.ts";
+import type { GenerationSpec, MetadataValue } from "./types.ts";
 
 export { GATHER_ROWS } from "./vector-slabs.ts";
 
@@ -41,12 +40,16 @@ export interface MirrorMemory {
   floatBytes?: number;
   /** How long writes must have paused before a range block is made again (default RANGE_QUIET_MS). */
   rangeQuietMs?: number;
+  /** Between steps of background work (the keyword fill): the generation's turn for the foreground (pace.ts). */
+  turn?: () => Promise<void>;
+  /** The generation's clock (pace.ts StoreClock.now): when writes last touched the range blocks. */
+  now?: () => number;
 }
 
-export class Mirror {
+export class Mirror extends RowFields {
   readonly dims: number;
   /** False once compact: only the i8 codes are kept (and the f32 slabs are empty). */
-  hasFloats = true;
+  override hasFloats = true;
   private readonly floatBytes: number;
   /** A compact mirror's set() normalizes here before quantizing. */
   private scratch: Float32Array | null = null;
@@ -57,30 +60,13 @@ export class Mirror {
   /** Each row's vector version (its `vec_seq`): with the rid it names the row's index key (hnsw.ts). */
   private versions: Float64Array;
   private capacity: number;
-  private readonly columns: ColumnStore[];
   /** Contiguous copies of codes for the exact path (scan-blocks.ts), told of every row's change. */
   readonly blocks: ScanBlocks;
-  private readonly pks: (string | undefined)[] = [];
-  /** Each row's embedded text while the mirror has its f32 vectors; empty once compact (refine.ts reads them from libSQL). */
-  private readonly texts: (string | undefined)[] = [];
-  private labelChars = 0;
-  /**
-   * The keyword ranking in memory (keyword-postings.ts): made when a search first ranks by words
-   * (`keywordPostings`), filled from the texts in background steps; null until then, when texts
-   * are not kept, and once compact. A collection never searched by words pays nothing for it.
-   */
-  private words: KeywordPostings | null = null;
-  /** Resolves once the keyword postings started by `keywordPostings` are whole (or were dropped). */
-  filled: Promise<void> = Promise.resolve();
   liveCount = 0;
-  /** One past the highest rid ever stored. */
-  ridEnd = 0;
+  override ridEnd = 0;
 
-  constructor(
-    readonly spec: GenerationSpec,
-    memory: MirrorMemory = {},
-    initialRows = 1024,
-  ) {
+  constructor(spec: GenerationSpec, memory: MirrorMemory = {}, initialRows = 1024) {
+    super(spec, initialRows, memory.turn ?? (() => new Promise<void>((resolve) => setImmediate(resolve))));
     this.dims = spec.dimensions;
     this.floatBytes = memory.floatBytes ?? Infinity;
     this.vectors = new VectorSlabs(this.dims);
@@ -88,10 +74,7 @@ export class Mirror {
     this.capacity = initialRows;
     this.live = new Uint8Array(initialRows);
     this.versions = new Float64Array(initialRows);
-    this.columns = spec.metadata.map((c) =>
-      c.type === "keyword" ? keywordColumn() : c.type === "boolean" ? booleanColumn(initialRows) : numberColumn(initialRows),
-    );
-    this.blocks = new ScanBlocks(this, spec.metadata, (c) => this.columns[c]!, memory.rangeQuietMs);
+    this.blocks = new ScanBlocks(this, spec.metadata, (c) => this.column(c), memory.rangeQuietMs, memory.now);
   }
 
   private ensure(rid: number): void {
@@ -104,7 +87,7 @@ export class Mirror {
     const versions = new Float64Array(next);
     versions.set(this.versions);
     this.versions = versions;
-    for (const c of this.columns) c.grow(next);
+    this.growFields(next);
     this.capacity = next;
   }
 
@@ -117,7 +100,7 @@ export class Mirror {
     return this.vectors.offsetOf(rid);
   }
 
-  isLive(rid: number): boolean {
+  override isLive(rid: number): boolean {
     return this.live[rid] === 1;
   }
 
@@ -152,8 +135,7 @@ export class Mirror {
       } else quantizeInto(unit, 0, this.dims, this.vectors.codeSlabOf(rid), base);
     }
     this.setMetadata(rid, metadata);
-    this.setLabels(rid, pk, this.hasFloats ? text : undefined);
-    if (this.words?.covers(rid)) this.words.add(rid, text);
+    this.writeLabels(rid, pk, text);
     if (this.live[rid] !== 1) this.liveCount++;
     this.live[rid] = 1;
     if (rid >= this.ridEnd) this.ridEnd = rid + 1;
@@ -183,16 +165,14 @@ export class Mirror {
     if (!this.hasFloats) return;
     this.hasFloats = false;
     this.vectors.dropFloats();
-    this.words = null;
-    for (const text of this.texts) this.labelChars -= text?.length ?? 0;
-    this.texts.length = 0;
+    this.dropTexts();
   }
 
   /** set() calls it after writing the codes: the old values' blocks go for the codes, the new ones' for their rows. */
   setMetadata(rid: number, metadata: MetadataValue[]): void {
     this.ensure(rid);
     this.blocks.touch(rid);
-    this.columns.forEach((c, i) => c.set(rid, metadata[i] ?? null));
+    this.writeMetadata(rid, metadata);
     this.blocks.touch(rid);
   }
 
@@ -202,40 +182,7 @@ export class Mirror {
     this.live[rid] = 0;
     this.liveCount--;
     this.lent?.delete(rid);
-    this.columns.forEach((c) => c.set(rid, null));
-    this.setLabels(rid, undefined, undefined);
-    if (this.words?.covers(rid)) this.words.remove(rid);
-  }
-
-  private setLabels(rid: number, pk: string | undefined, text: string | undefined): void {
-    this.labelChars += (pk?.length ?? 0) - (this.pks[rid]?.length ?? 0);
-    this.pks[rid] = pk;
-    if (!this.hasFloats) return;
-    this.labelChars += (text?.length ?? 0) - (this.texts[rid]?.length ?? 0);
-    this.texts[rid] = text;
-  }
-
-  /**
-   * The keyword postings once whole, else null (a search then ranks in FTS5): the first call
-   * starts filling them from the texts (`fill` resolves when they are whole, or given up).
-   */
-  keywordPostings(): KeywordPostings | null {
-    if (!this.hasFloats) return null;
-    if (!this.words) {
-      const words = (this.words = new KeywordPostings());
-      this.filled = words.fill(() => this.ridEnd, (rid) => (this.live[rid] === 1 ? this.texts[rid] : undefined), () => this.words === words);
-    }
-    return this.words.whole ? this.words : null;
-  }
-
-  /** The primary key of a live rid. */
-  pkOf(rid: number): string {
-    return this.pks[rid]!;
-  }
-
-  /** The embedded text of a live rid, or undefined once compact. */
-  textOf(rid: number): string | undefined {
-    return this.texts[rid];
+    this.clearFields(rid);
   }
 
   /**
@@ -315,38 +262,6 @@ export class Mirror {
     return this.lent ? this.lent.pendingRows : null;
   }
 
-  readonly access: ColumnAccess<number> = (column) => {
-    const store = this.columns[column];
-    if (!store) throw new Error(`no metadata column ${column}`);
-    return (rid) => store.get(rid);
-  };
-
-  /** Live rows whose keyword column `column` holds `value`; null when the column is not a keyword column. */
-  keywordCount(column: number, value: MetadataValue): number | null {
-    return this.columns[column]?.count?.(value) ?? null;
-  }
-
-  /**
-   * Live rows whose keyword column `column` holds one of `values`, ascending; null when the
-   * column is not a keyword column (postings.ts).
-   */
-  keywordRids(column: number, values: readonly MetadataValue[]): Uint32Array | null {
-    const store = this.columns[column];
-    if (!store?.rids) return null;
-    const lists = [...new Set(values)].map((v) => store.rids!(v));
-    if (lists.length === 1) return lists[0]!;
-    const out = new Uint32Array(lists.reduce((n, l) => n + l.length, 0));
-    let at = 0;
-    for (const list of lists) out.set(list, (at += list.length) - list.length);
-    return out.sort(); // values are distinct, so their rows are too
-  }
-
-  metadataOf(rid: number): Metadata {
-    const out: Metadata = {};
-    this.spec.metadata.forEach((c, i) => (out[c.name] = this.columns[i]!.get(rid)));
-    return out;
-  }
-
   /** Every live rid, ascending. */
   liveRids(): Uint32Array {
     const out = new Uint32Array(this.liveCount);
@@ -355,15 +270,9 @@ export class Mirror {
     return out;
   }
 
-  /**
-   * An estimate. Strings are counted at 2 B/char plus ~32 B of header and slot (JSC stores
-   * Latin-1 strings in 1 B/char, so this over-counts ASCII text).
-   */
+  /** An estimate (of the fields' strings: row-fields.ts fieldBytes). */
   bytes(): number {
-    const strings = this.pks.length + this.texts.length;
-    const labels = this.labelChars * 2 + strings * 32;
     const vectors = this.vectors.bytes() + (this.lent?.bytes() ?? 0);
-    const columns = this.columns.reduce((s, c) => s + c.bytes(), 0) + this.blocks.bytes();
-    return vectors + this.live.byteLength + this.versions.byteLength + columns + labels + (this.words?.bytes() ?? 0);
+    return vectors + this.live.byteLength + this.versions.byteLength + this.fieldBytes() + this.blocks.bytes();
   }
 }

@@ -8,14 +8,50 @@
 // commit → queryable many times over. A first change after a backfill took 530 ms while the
 // post-backfill sweep ran 128-row (~32 ms) steps between its awaits; a 1,024-row rebuild step
 // held the loop ~180 ms. And while writes go on, a calibration rests between steps (Pacer), at
-// most BUSY_SHARE of the loop: it only tunes. Measured by `bun run bench pipeline`.
-// Between steps, requests being handled go first (shared/foreground.ts).
+// most its share of the loop: it only tunes. The stray sweeps rest the same way (sweeper.ts).
+// Measured by `bun run bench pipeline`. Between steps, requests being handled go first
+// (shared/foreground.ts).
+//
+// Time comes from a StoreClock and the turns from the process's Foreground, both given to the
+// store (VectorStoreOptions): tests move a fake clock instead of waiting.
 
-import { foreground } from "../../shared/foreground.ts";
+import { Foreground } from "../../shared/foreground.ts";
 
-/** Writes this recent make background work rest. */
-const BUSY_WRITES_MS = 1_000;
-const BUSY_SHARE = 0.25;
+/** Monotonic time and timers for the store's background work. */
+export interface StoreClock {
+  /** Milliseconds, monotonic (performance.now()). */
+  now(): number;
+  sleep(ms: number): Promise<void>;
+  /** Calls `fn` after `ms` unless cancelled; the timer keeps no process alive. Returns the cancel. */
+  setTimer(fn: () => void, ms: number): () => void;
+}
+
+export const realClock: StoreClock = {
+  now: () => performance.now(),
+  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+  setTimer(fn, ms) {
+    const timer = setTimeout(fn, ms);
+    timer.unref?.();
+    return () => clearTimeout(timer);
+  },
+};
+
+/** What a store's background work is paced by. */
+export interface Pacing {
+  clock: StoreClock;
+  foreground: Foreground;
+}
+
+export const defaultPacing = (): Pacing => ({ clock: realClock, foreground: new Foreground() });
+
+/** How background work rests while writes go on: at most `share` of the loop while the last write is under `quietMs` old. */
+export interface Rest {
+  share: number;
+  quietMs: number;
+}
+
+/** A calibration's: it only tunes. */
+export const CALIBRATION_REST: Rest = { share: 0.25, quietMs: 1_000 };
 /** Target length of one background step. */
 const SLICE_MS = 5;
 /**
@@ -26,26 +62,42 @@ const SLICE_MS = 5;
  */
 export const OFF_LOOP_SLICE_MS = 20;
 
+/** A generation's pacing: when it was last written, and the pauses its background steps take. */
 export class Pacer {
-  private lastWriteAt = 0;
+  private lastWriteAt = -Infinity;
+
+  constructor(readonly pacing: Pacing) {}
+
+  get clock(): StoreClock {
+    return this.pacing.clock;
+  }
 
   noteWrite(): void {
-    this.lastWriteAt = performance.now();
+    this.lastWriteAt = this.clock.now();
   }
 
-  get writing(): boolean {
-    return performance.now() - this.lastWriteAt < BUSY_WRITES_MS;
+  /** Milliseconds since the last write. */
+  get sinceWrite(): number {
+    return this.clock.now() - this.lastWriteAt;
   }
 
-  /** A pause for between steps: a turn for the others, and while writes go on a rest as well. */
-  pauser(): () => Promise<void> {
-    let resumed = performance.now();
+  /** A turn of the loop for the foreground (shared/foreground.ts yieldTurn). */
+  yieldTurn(): Promise<void> {
+    return this.pacing.foreground.yieldTurn();
+  }
+
+  /**
+   * A pause for between steps: a rest while writes go on (so the steps take at most
+   * `rest.share` of the loop), then a turn for the foreground.
+   */
+  pauser(rest: Rest): () => Promise<void> {
+    let resumed = this.clock.now();
     return async () => {
-      const worked = performance.now() - resumed;
-      const rest = this.writing ? (worked * (1 - BUSY_SHARE)) / BUSY_SHARE : 0;
-      if (rest > 0) await new Promise((resolve) => setTimeout(resolve, rest));
-      await foreground.yieldTurn();
-      resumed = performance.now();
+      const worked = this.clock.now() - resumed;
+      const ms = this.sinceWrite < rest.quietMs ? (worked * (1 - rest.share)) / rest.share : 0;
+      if (ms > 0) await this.clock.sleep(ms);
+      await this.yieldTurn();
+      resumed = this.clock.now();
     };
   }
 }
@@ -62,6 +114,7 @@ export class Steps {
     private readonly min: number,
     private readonly max: number,
     private readonly sliceMs = SLICE_MS,
+    private readonly clock: StoreClock = realClock,
   ) {}
 
   get size(): number {
@@ -71,9 +124,9 @@ export class Steps {
 
   /** Runs one step of `rows` rows, timing it (to its end, off the loop too) for the next size. */
   async run<T>(rows: number, work: () => Promise<T>): Promise<T> {
-    const started = performance.now();
+    const started = this.clock.now();
     const result = await work();
-    if (rows > 0) this.msPerRow = (performance.now() - started) / rows;
+    if (rows > 0) this.msPerRow = (this.clock.now() - started) / rows;
     return result;
   }
 }

@@ -7,11 +7,13 @@
 // the m* solving  m·a = b + c·O·k·N/m; HNSW's recall adds a floor linear in N (exactCap).
 // Route by the estimated match count, not by percent. These defaults hold on the benchmark's data;
 // calibration.ts measures each collection and deepens (or replaces) filtered HNSW where they don't.
-// The planner only decides: from counts, a sample of the mirror and the collection's calibration
-// (never a vector, never SQL) it makes a Plan, a plain value search.ts runs. A bounded exact read
-// carries the plan to follow past its limit, so a search never comes back here midway.
-import type { FilterNode, Predicate, Scalar } from "./filters/index.ts";
+// The planner only decides: from counts, a sample of the mirror (both selectivity.ts) and the
+// collection's calibration (never a vector, never SQL) it makes a Plan, a plain value search.ts
+// runs. A bounded exact read carries the plan to follow past its limit, so a search never comes
+// back here midway.
+import type { Predicate } from "./filters/index.ts";
 import type { Mirror } from "./mirror.ts";
+import { estimateSelectivity } from "./selectivity.ts";
 
 /**
  * CALIBRATION — 100k × 384 clustered, i8 index, M=16, ef=64, k=10, one search thread, load ~1;
@@ -39,11 +41,6 @@ const HNSW_MAX_KQ = 400;
 const OVERSAMPLE = 1.6;
 /** An exact attempt reads at most this many times m* rids before giving up for HNSW (estimate noise). */
 const EXACT_SLACK = 1.5;
-/** A first, cheap sample (~4 µs): enough when the filter is far from m* either way. */
-const QUICK_SAMPLE_ROWS = 256;
-/** Near m* (within ×4) a closer look (~15 µs): ±18 % at m* on 100k rows. */
-const SAMPLE_ROWS = 1024;
-const NEAR_CAP = 4;
 
 /** Unfiltered searches over at most this many rows are exact (one gather chunk, ~0.3 ms). */
 const EXACT_UNFILTERED_ROWS = 2048;
@@ -125,51 +122,6 @@ export function exactCap(k: number, liveRows: number, scale = 1, dims = 384): nu
   const byCost = (b + Math.sqrt(b * b + 4 * a * c)) / (2 * a);
   const byRecall = (OVERSAMPLE * filteredWant(k) * liveRows) / HNSW_MAX_KQ;
   return Math.max(1, Math.round(scale * Math.max(byCost, byRecall)));
-}
-
-/**
- * The exact match count of a filter that is one `=` or `in` on a keyword column (the mirror counts
- * rows per keyword value); null for any other filter, whose count is sampled. A sample of 1,024
- * rows is ±18 % near the exact/HNSW boundary, so a 5 % keyword filter at 100k rows (5,000
- * matches against a boundary of 4,000) went one way or the other query by query.
- */
-export function knownMatches(node: FilterNode, mirror: Mirror): number | null {
-  const one = valuesOf(node);
-  if (!one) return null;
-  let sum = 0;
-  for (const value of one.values) {
-    const n = mirror.keywordCount(one.column, value);
-    if (n === null) return null;
-    sum += n;
-  }
-  return sum;
-}
-
-/** A filter that is one `=` or `in` on a column: that column and its distinct values; else null. */
-export function valuesOf(node: FilterNode): { column: number; values: Scalar[] } | null {
-  if (node.kind === "cmp" && node.op === "eq") return { column: node.column, values: [node.value] };
-  if (node.kind === "set" && node.op === "in") return { column: node.column, values: [...new Set(node.values)] };
-  return null;
-}
-
-/** Fraction of live rows matching `pred`: a quick stride sample, a closer one when near `cap`. */
-export function estimateSelectivity(pred: Predicate<number>, mirror: Mirror, cap = 0): number {
-  const quick = sampleSelectivity(pred, mirror, QUICK_SAMPLE_ROWS);
-  const matches = quick * mirror.liveCount;
-  return matches > cap / NEAR_CAP && matches < cap * NEAR_CAP ? sampleSelectivity(pred, mirror, SAMPLE_ROWS) : quick;
-}
-
-/** Fraction of live rows matching `pred` among about `rows` rows at a fixed stride. */
-function sampleSelectivity(pred: Predicate<number>, mirror: Mirror, rows: number): number {
-  const step = Math.max(1, Math.floor(mirror.ridEnd / rows));
-  let seen = 0;
-  let hits = 0;
-  for (let rid = step >> 1; rid < mirror.ridEnd && seen < rows * 2; rid += step) {
-    if (!mirror.isLive(rid)) continue;
-    seen++;
-    if (pred(rid)) hits++;
-  }
-  return seen === 0 ? 1 : hits / seen;
 }
 
 export type FilteredRoute = { path: "exact"; limit: number } | { path: "hnsw"; selectivity: number };

@@ -54,7 +54,7 @@ export interface Restored {
   seq: number;
   /**
    * The checkpoint's index (topped up with every live row when `problem` is null), the sequence it
-   * covers, and whether its strays were all known when saved (checkpoint.ts `SavedStrays.whole`).
+   * covers, and whether its strays were all known when saved (saved-strays.ts `SavedStrays.whole`).
    */
   checkpoint: { index: HnswIndex; seq: number; straysChecked: boolean; sweepMs: number } | null;
   /** Why the index must be rebuilt; null when it serves as it is. */
@@ -68,24 +68,26 @@ export interface Restored {
 export interface CheckpointPlace {
   indexDir: string;
   params: IndexParams;
+  /** For the load's timing in its log line. */
+  now: () => number;
 }
 
 /** Reads a generation back into `mirror` (empty) and checks and tops up its checkpoint. Run under the generation's lock. */
 export async function restore(client: Client, ref: GenerationRef, mirror: Mirror, place: CheckpointPlace): Promise<Restored> {
   const seq = await readSeq(client, ref);
   const recorded = await readCheckpointRecord(client, ref.collection, ref.generation);
-  const t0 = performance.now();
+  const t0 = place.now();
   const checkpoint = loadCheckpoint(place.indexDir, ref.collection, ref.generation, ref.spec.dimensions, place.params, recorded);
-  const tCheckpoint = performance.now();
+  const tCheckpoint = place.now();
   await readMirror(client, ref, mirror, checkpoint.ok ? checkpoint.index : undefined);
-  const t1 = performance.now();
+  const t1 = place.now();
   if (!checkpoint.ok) return { seq, checkpoint: null, problem: checkpoint.problem, replayed: [], timing: {} };
   const { meta } = checkpoint;
   const loaded = { index: checkpoint.index, seq: meta.seq, straysChecked: strayListFits(meta, mirror.liveCount, place.params.expansionSearch), sweepMs: meta.strays.sweepMs };
   if (loaded.seq > seq) return { seq, checkpoint: loaded, problem: `checkpoint at seq ${loaded.seq} is ahead of libSQL (${seq})`, replayed: [], timing: {} };
   const replayed = await coverLiveRows(loaded.index, mirror);
   const problem = selfCheck(loaded.index, mirror);
-  const timing = { checkpointMs: Math.round(tCheckpoint - t0), rowsMs: Math.round(t1 - tCheckpoint), replayMs: Math.round(performance.now() - t1) };
+  const timing = { checkpointMs: Math.round(tCheckpoint - t0), rowsMs: Math.round(t1 - tCheckpoint), replayMs: Math.round(place.now() - t1) };
   return { seq, checkpoint: loaded, problem, replayed, timing };
 }
 

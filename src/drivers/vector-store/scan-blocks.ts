@@ -5,6 +5,7 @@
 import type { ColumnStore } from "./columns.ts";
 import { type Block, codesOf, KeywordBlocks } from "./keyword-blocks.ts";
 import { makeRangeBlock, RANGE_QUIET_MS, type RangeBlock, RangeBlocks, type RangeSource } from "./range-blocks.ts";
+import { realClock } from "./pace.ts";
 import type { MetadataColumn, MetadataValue } from "./types.ts";
 
 /** The mirror as the blocks read it. */
@@ -30,6 +31,7 @@ export class ScanBlocks {
     private readonly metadata: readonly MetadataColumn[],
     private readonly column: (c: number) => ColumnStore,
     private readonly quietMs = RANGE_QUIET_MS,
+    private readonly now: () => number = realClock.now,
   ) {
     this.keywords = new KeywordBlocks(source.dims);
     this.ranges = new RangeBlocks(source.dims);
@@ -39,7 +41,7 @@ export class ScanBlocks {
   /** Row `rid` is about to change, or has just changed: the blocks holding it (by its current values) no longer hold the truth. */
   touch(rid: number): void {
     this.changes++;
-    this.changedAt = performance.now();
+    this.changedAt = this.now();
     for (const c of this.keywordColumns) {
       const value = this.column(c).get(rid);
       if (typeof value === "string") this.keywords.touch(c, value);
@@ -77,10 +79,10 @@ export class ScanBlocks {
     if (type !== "float" && type !== "integer") return null;
     const found = this.ranges.current(column, this.changes);
     if (found) return found;
-    const started = performance.now();
+    const started = this.now();
     if (started - this.changedAt < this.quiet() || !this.ranges.fits(this.source.liveCount)) return null;
     const block = this.ranges.put(column, makeRangeBlock(this.source, this.column(column).get, this.changes));
-    this.lastBuildMs = performance.now() - started;
+    this.lastBuildMs = this.now() - started;
     return block;
   }
 

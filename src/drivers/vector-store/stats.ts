@@ -33,7 +33,7 @@ export async function collectStats(client: Client, gen: Generation): Promise<Col
     codesKept: gen.mirror.codesKept,
     indexBytes,
     changeSeq: gen.appliedSeq,
-    checkpointSeq: gen.checkpointSeq,
+    checkpointSeq: gen.checkpoints.seq,
     strays: gen.hnsw.strays.size,
   };
 }

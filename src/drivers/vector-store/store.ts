@@ -4,10 +4,13 @@
 // rows and searches on them.
 import type { Client } from "@libsql/client";
 import { graphAddon } from "../../native/usearch.ts";
+import { Foreground } from "../../shared/foreground.ts";
 import { Collections } from "./collections.ts";
 import { VectorStoreError } from "./errors.ts";
 import { compileSql, parseFilter } from "./filters/index.ts";
 import { Generation, type StoreLog } from "./generation.ts";
+import { DEFAULT_FLOAT_MIRROR_BYTES, DEFAULT_INDEX_PARAMS, type VectorStoreOptions } from "./options.ts";
+import { type Pacing, realClock } from "./pace.ts";
 import type { Calibration } from "./planner.ts";
 import { countMatching, readDocs, readHashes } from "./reads.ts";
 import { deleteStatements, runWrite, updateMetadataStatements, upsertStatements } from "./rows.ts";
@@ -15,48 +18,6 @@ import { searchWithMode } from "./query-modes.ts";
 import { searchGeneration } from "./search.ts";
 import { collectStats } from "./stats.ts";
 import type { CollectionStats, CollectionStatus, GenerationSpec, IndexParams, MetadataUpdate, Metadata, MetadataValue, PinnedGeneration, RowHashes, SearchRequest, SearchResult, StoredDoc, UpsertRow, WriteTarget } from "./types.ts";
-
-/**
- * Defaults from `bun run bench query` (clustered data). The index is i8: it only has to find
- * candidates, which are re-scored in f32 from the mirror, and against f16 it searches 1.5× faster
- * (100k × 384: 0.12 against 0.17 ms at ef 64, both recall@10 0.998 re-scored; 1M × 768: ef 384
- * in 0.74 ms at 0.992, where f16 took 1.35 ms for 0.88 at ef 64), builds twice as fast and
- * takes a quarter of f32's memory. M=16 and ef=64 at 100k rows (scaled with size, planner.ts);
- * ef_construction 128 buys recall for a one-off build cost.
- */
-export const DEFAULT_INDEX_PARAMS: IndexParams = { connectivity: 16, expansionAdd: 128, expansionSearch: 64, threads: 2 };
-
-/**
- * 512 MiB of f32 vectors per collection: 350k rows at 384 dims, 175k at 768. Below it searches
- * need no SQL read; above it a collection takes a quarter of the memory for its vectors (docs/performance.md
- * "1M × 768") and each search reads ~2k rows back from libSQL.
- */
-export const DEFAULT_FLOAT_MIRROR_BYTES = 512 * 2 ** 20;
-
-export interface VectorStoreOptions {
-  /** Created by the caller (`createClient({ url })`); local files should be in WAL mode. */
-  client: Client;
-  /** Where index checkpoints live, e.g. `<data-dir>/indexes`. */
-  indexDir: string;
-  index?: Partial<IndexParams>;
-  log?: StoreLog;
-  /** Scales the planner's exact-path match cap (planner.ts); tests lower it to reach HNSW on small data. */
-  exactCapScale?: number;
-  /**
-   * A collection keeps its f32 vectors in memory while they take at most this many bytes (live
-   * rows × dims × 4; default DEFAULT_FLOAT_MIRROR_BYTES). Past it the collection turns compact
-   * (mirror.ts): i8 codes only, no texts, and each search reads its final candidates' f32
-   * vectors and texts from libSQL (refine.ts). 0: every collection compact from the start.
-   */
-  floatMirrorBytes?: number;
-  /**
-   * Measure filtered-search depth on each collection's own data (calibration.ts) in the
-   * background after a filtered search finds the measurement missing or stale (default true).
-   */
-  autoCalibrate?: boolean;
-  /** How long writes must have paused before a range filter's block is made again (range-blocks.ts; default RANGE_QUIET_MS). */
-  rangeQuietMs?: number;
-}
 
 export class VectorStore {
   private readonly collections: Collections;
@@ -67,11 +28,12 @@ export class VectorStore {
     params: Partial<IndexParams> | undefined,
     private readonly log: StoreLog,
     private readonly tuning: { exactCapScale?: number; floatMirrorBytes: number; autoCalibrate: boolean; rangeQuietMs?: number },
+    private readonly pacing: Pacing,
   ) {
     const indexParams = { ...DEFAULT_INDEX_PARAMS, ...params };
     const memory = { floatBytes: tuning.floatMirrorBytes, rangeQuietMs: tuning.rangeQuietMs };
     const newGeneration = (collection: string, generation: number, spec: GenerationSpec) =>
-      new Generation(collection, generation, spec, indexParams, indexDir, log, memory);
+      new Generation(collection, generation, spec, indexParams, indexDir, log, { memory, pacing });
     this.collections = new Collections(client, newGeneration, log);
   }
 
@@ -83,9 +45,14 @@ export class VectorStore {
       floatMirrorBytes: opts.floatMirrorBytes ?? DEFAULT_FLOAT_MIRROR_BYTES,
       autoCalibrate: opts.autoCalibrate ?? true,
       rangeQuietMs: opts.rangeQuietMs,
-    });
+    }, { clock: opts.clock ?? realClock, foreground: opts.foreground ?? new Foreground() });
     await store.collections.open();
     return store;
+  }
+
+  /** The foreground this store's background work gives way to: the service's too. */
+  get foreground(): Foreground {
+    return this.pacing.foreground;
   }
 
   private live(name: string): Generation {
@@ -127,7 +94,7 @@ export class VectorStore {
       gen.applyUpsert(rows, new Map(ridRows.map((r) => [String(r.pk), Number(r.rid)])), typed, seq, target?.indexLater);
       await gen.committed(this.client, seq);
     });
-    gen.afterWrite(this.client);
+    gen.upkeep.afterWrite(this.client);
   }
 
   /** Deletes rows by pk; returns how many existed. */
@@ -142,7 +109,7 @@ export class VectorStore {
       await gen.committed(this.client, seq);
       return rids.length;
     });
-    gen.afterWrite(this.client);
+    gen.upkeep.afterWrite(this.client);
     return deleted;
   }
 
@@ -199,7 +166,7 @@ export class VectorStore {
         const node = parseFilter(req.filter, gen.spec.metadata);
         const result = req.mode === undefined ? await searchGeneration(this.client, gen, req, node, this.tuning.exactCapScale) : await searchWithMode(this.client, gen, req, node, this.tuning.exactCapScale);
         // An explained search reports the measured recall (explain.ts), so it starts the measurement too.
-        if ((node || req.explain) && this.tuning.autoCalibrate) gen.calibrateIfStale();
+        if ((node || req.explain) && this.tuning.autoCalibrate) gen.calibrator.ifStale();
         return result;
       },
       release: () => {
@@ -213,7 +180,7 @@ export class VectorStore {
   async calibrate(name: string): Promise<Calibration | null> {
     const gen = this.live(name);
     await this.whenReady(name);
-    await gen.calibrateNow();
+    await gen.calibrator.now();
     return gen.calibration;
   }
 
@@ -231,8 +198,8 @@ export class VectorStore {
       const coll = this.collections.get(n);
       for (const gen of [coll.live, ...coll.building.values()]) {
         await this.collections.loaded(gen);
-        await gen.settled();
-        await gen.checkpoint(this.client);
+        await gen.upkeep.settled();
+        await gen.checkpoints.run(this.client);
       }
     }
   }
@@ -274,13 +241,20 @@ export class VectorStore {
 
   /** Resolves when the collection's live generation is fully loaded and indexed. */
   async whenReady(name: string, timeoutMs = 600_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (this.status(name) !== "ready") {
-      if (Date.now() > deadline) throw new Error(`collection ${name} not ready after ${timeoutMs} ms`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
+    let cancel = () => {};
+    const late = new Promise<never>((_, reject) => (cancel = this.pacing.clock.setTimer(() => reject(new Error(`collection ${name} not ready after ${timeoutMs} ms`)), timeoutMs)));
+    late.catch(() => {});
+    try {
+      // The live generation may change meanwhile (a swap): wait on whichever is live.
+      for (let gen = this.live(name); gen.state !== "ready"; gen = this.live(name)) {
+        if (gen.closed) throw new VectorStoreError("closed", "the vector store is closed");
+        await Promise.race([gen.reached("ready"), late]);
+      }
+    } finally {
+      cancel();
     }
     // …and its background upkeep (the stray sweep after a load, a checkpoint under way) is done.
-    await this.live(name).swept();
+    await this.live(name).upkeep.swept();
   }
 
   /**

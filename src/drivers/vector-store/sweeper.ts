@@ -2,12 +2,25 @@
 // vector after each load and rebuild, and after quiet spells in the writes once enough were
 // written; and the rows a write left unverified (decided by their back links, back-links.ts)
 // searched for in the next quiet spell, unless a sweep covers them.
-import { foreground } from "../../shared/foreground.ts";
-import { OFF_LOOP_SLICE_MS, Steps } from "./pace.ts";
+//
+// The sweep's state, one field (`state`):
+//
+//   from     to       when
+//   due      running  now(): the index is ready (a new generation starts due: its fill is swept)
+//   running  whole    the sweep searched for every live row: the stray list is whole
+//   running  due      the sweep was abandoned (the index replaced, the generation closed)
+//   running  again    a sweep is asked for while one runs (a load, a rebuild, the write budget)
+//   again    due      the sweep ended: the next one starts at once
+//   whole    due      a rebuild or a load that placed rows unchecked (owe), or the write budget
+//
+// Only `whole` lets a checkpoint record its stray list as complete (checkedAll).
+import { OFF_LOOP_SLICE_MS, type Pacer, type Rest, Steps } from "./pace.ts";
 import { DeeperChecks } from "./strays.ts";
 import type { Mirror } from "./mirror.ts";
 import type { HnswIndex } from "./hnsw.ts";
 import type { CollectionStatus } from "./types.ts";
+
+type SweepState = "due" | "running" | "again" | "whole";
 
 /** A sweep starts once writes have paused this long (a backfill's pages come faster). */
 const SWEEP_QUIET_MS = 500;
@@ -27,11 +40,11 @@ const SWEEP_COST_FACTOR = 20;
  * every write and search behind it (a 12k-row sweep is ~4 s of CPU; a cdc table under 500
  * changes/s pauses often enough to start one every few seconds).
  */
-const SWEEP_BUSY_SHARE = 0.1;
+const SWEEP_REST: Rest = { share: 0.1, quietMs: SWEEP_QUIET_MS };
 /**
  * Rows left unverified (`verifyLater`) wait at most this long for a quiet spell: a steady change
  * stream may never pause, and its rows are then searched for while it goes on (at
- * SWEEP_BUSY_SHARE). Not while a full sweep is due, which covers them: a fill's rows wait for the
+ * SWEEP_REST). Not while a full sweep is due, which covers them: a fill's rows wait for the
  * sweep after it, as the rows its later inserts cut off do.
  */
 const VERIFY_WITHIN_MS = 2_000;
@@ -48,21 +61,11 @@ export interface SweepHost {
 
 export class StraySweeper {
   private sweeping: Promise<void> | null = null;
-  /** A full sweep is owed: after a load or rebuild, or once the write/time budget says so. */
-  private due = true;
-  /**
-   * Some rows in the index were placed without a check (a load or rebuild) and no full sweep has
-   * finished since: `strays` may miss some. False once one has, so a checkpoint can say its
-   * strays are the whole list (checkpoint.ts `SavedStrays.whole`). `owedAt` counts owe() calls, so a
-   * sweep that began before the latest one does not clear it.
-   */
-  private owed = true;
-  private owedAt = 0;
+  private state: SweepState = "due";
   private writtenSinceSweep = 0;
   private lastSweepEnd = 0;
   private lastSweepMs = 0;
-  private lastWriteAt = 0;
-  private quietTimer: ReturnType<typeof setTimeout> | null = null;
+  private cancelQuiet: (() => void) | null = null;
   /**
    * Rows a write took off the stray list by their back links (back-links.ts), not yet searched
    * for: a search by its own vector at the depth searches run at may still miss a row well
@@ -75,20 +78,14 @@ export class StraySweeper {
 
   constructor(
     private readonly host: SweepHost,
+    /** The generation's: its last write, its clock, the foreground's turns. */
+    private readonly pace: Pacer,
     private readonly report: (event: string, fields: Record<string, unknown>) => void,
-    private readonly verifyWithinMs = VERIFY_WITHIN_MS,
   ) {}
 
-  /** A load or rebuild placed rows without checking them: sweep all of them. */
+  /** A load or rebuild placed rows without checking them, or the write budget is spent: sweep all of them. */
   owe(): void {
-    this.due = true;
-    this.owed = true;
-    this.owedAt++;
-  }
-
-  /** A new, empty index: every row it will hold is checked as it is written (or handed to `verifyLater`). */
-  startEmpty(): void {
-    this.owed = false;
+    this.state = this.state === "running" || this.state === "again" ? "again" : "due";
   }
 
   /**
@@ -96,9 +93,8 @@ export class StraySweeper {
    * is owed; the write/time budget goes on from the last full sweep's duration (`sweepMs`).
    */
   resume(sweepMs: number): void {
-    this.due = false;
-    this.owed = false;
-    this.lastSweepEnd = performance.now();
+    this.state = "whole";
+    this.lastSweepEnd = this.pace.clock.now();
     this.lastSweepMs = sweepMs;
   }
 
@@ -109,7 +105,7 @@ export class StraySweeper {
    * graph finds 6,834). What a checkpoint may record as complete.
    */
   get checkedAll(): boolean {
-    return !this.owed && !this.due;
+    return this.state === "whole";
   }
 
   /** The last full sweep's duration (ms), 0 before one: the time budget's unit (noteWrite). */
@@ -117,25 +113,24 @@ export class StraySweeper {
     return this.lastSweepMs;
   }
 
-  /** `rows` were written (each checked, or left to `verifyLater`): sweep once the writes pause, if the budget allows. */
+  /** `rows` were written (each checked, or left to `verifyLater`; the Pacer told): sweep once the writes pause, if the budget allows. */
   noteWrite(rows: number): void {
     this.writtenSinceSweep += rows;
-    this.lastWriteAt = performance.now();
     const byRows = this.writtenSinceSweep * SWEEP_WRITE_SHARE >= this.host.mirror.liveCount;
-    const byTime = this.writtenSinceSweep > 0 && performance.now() - this.lastSweepEnd >= SWEEP_COST_FACTOR * this.lastSweepMs;
+    const byTime = this.writtenSinceSweep > 0 && this.pace.clock.now() - this.lastSweepEnd >= SWEEP_COST_FACTOR * this.lastSweepMs;
     if (!byRows && !byTime) return;
-    this.due = true;
+    this.owe();
     this.afterQuiet();
   }
 
   /** Rows a write took off the stray list unsearched (back-links.ts): searched for once the writes pause. */
   verifyLater(rids: number[]): void {
     if (rids.length === 0) return;
-    const now = performance.now();
+    const now = this.pace.clock.now();
     if (this.unverified.length === 0) this.unverifiedSince = now;
     for (const rid of rids) this.unverified.push(rid);
-    this.lastWriteAt = now;
-    if (!this.due && now - this.unverifiedSince >= this.verifyWithinMs) void this.now();
+    this.pace.noteWrite();
+    if (!this.due && now - this.unverifiedSince >= VERIFY_WITHIN_MS) void this.now();
     else this.afterQuiet();
   }
 
@@ -145,33 +140,38 @@ export class StraySweeper {
   }
 
   private afterQuiet(): void {
-    if (this.quietTimer) clearTimeout(this.quietTimer);
-    this.quietTimer = setTimeout(() => void this.now(), SWEEP_QUIET_MS);
-    this.quietTimer.unref?.();
+    this.cancelQuiet?.();
+    this.cancelQuiet = this.pace.clock.setTimer(() => void this.now(), SWEEP_QUIET_MS);
+  }
+
+  /** Is a full sweep due (or asked for again) and not yet begun? */
+  private get due(): boolean {
+    return this.state === "due" || this.state === "again";
   }
 
   /** Is a sweep or a search for unverified rows running, or due on a ready index? */
   get pending(): boolean {
-    return this.sweeping !== null || ((this.due || this.unverified.length > 0) && this.host.status === "ready" && !this.host.closed);
+    return this.sweeping !== null || ((this.state === "due" || this.unverified.length > 0) && this.host.status === "ready" && !this.host.closed);
   }
 
   /** Runs sweeps until none is due, and searches for the unverified rows; resolves when done (at once when the index is not ready). */
   now(): Promise<void> {
     if (this.sweeping || this.host.closed || this.host.status !== "ready") return this.sweeping ?? Promise.resolve();
     this.sweeping = (async () => {
-      while ((this.due || this.unverified.length > 0) && !this.host.closed && this.host.status === "ready") {
+      while ((this.state === "due" || this.unverified.length > 0) && !this.host.closed && this.host.status === "ready") {
         const rows = this.unverified;
         this.unverified = []; // a sweep reads every live row, these among them
-        if (!this.due) {
+        if (this.state !== "due") {
           await this.check(rows);
           continue;
         }
-        this.due = false;
+        this.state = "running";
         this.writtenSinceSweep = 0;
-        const started = performance.now();
-        const owedAt = this.owedAt;
-        if ((await this.check(this.host.mirror.liveRids())) && owedAt === this.owedAt) this.owed = false;
-        this.lastSweepEnd = performance.now();
+        const started = this.pace.clock.now();
+        const all = await this.check(this.host.mirror.liveRids());
+        // owe() may have moved it to "again" while the sweep ran (TypeScript cannot see that).
+        this.state = (this.state as SweepState) === "again" || !all ? "due" : "whole";
+        this.lastSweepEnd = this.pace.clock.now();
         this.lastSweepMs = this.lastSweepEnd - started;
       }
       if (this.checkedAll && !this.host.closed) this.host.straysSwept();
@@ -185,20 +185,17 @@ export class StraySweeper {
   private async check(rows: ArrayLike<number>): Promise<boolean> {
     const { hnsw, mirror } = this.host;
     const rids = rows instanceof Uint32Array ? rows : Uint32Array.from(rows);
-    const steps = new Steps(8, 2048, OFF_LOOP_SLICE_MS);
+    const steps = new Steps(8, 2048, OFF_LOOP_SLICE_MS, this.pace.clock);
     const deeper = new DeeperChecks({ sliceMs: OFF_LOOP_SLICE_MS });
+    const pause = this.pace.pauser(SWEEP_REST);
     for (let i = 0; i < rids.length || deeper.waiting > 0; ) {
       if (this.host.closed || this.host.hnsw !== hnsw) return false;
-      const started = performance.now();
       if (deeper.full || i >= rids.length) await deeper.run(hnsw, mirror);
       else {
         const step = Array.from(rids.subarray(i, (i += steps.size))).filter((rid) => mirror.isLive(rid));
         await steps.run(step.length, () => deeper.checkFirst(hnsw, mirror, step));
       }
-      const took = performance.now() - started;
-      const writing = performance.now() - this.lastWriteAt < SWEEP_QUIET_MS;
-      if (writing) await new Promise((resolve) => setTimeout(resolve, (took * (1 - SWEEP_BUSY_SHARE)) / SWEEP_BUSY_SHARE));
-      await foreground.yieldTurn();
+      await pause();
     }
     if (hnsw.strays.size > 0) this.report("vector_store.index_strays", { rows: hnsw.strays.size });
     return true;

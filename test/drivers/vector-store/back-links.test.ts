@@ -13,7 +13,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { byBackLinks, LINKS_FOUND } from "../../../src/drivers/vector-store/back-links.ts";
-import { savedStraysCap, writeCheckpoint } from "../../../src/drivers/vector-store/checkpoint.ts";
+import { writeCheckpoint } from "../../../src/drivers/vector-store/checkpoint.ts";
+import { savedStraysCap } from "../../../src/drivers/vector-store/saved-strays.ts";
 import { addCurrentVersions } from "../../../src/drivers/vector-store/hnsw.ts";
 import { LaterIndexer } from "../../../src/drivers/vector-store/later.ts";
 import { Mirror } from "../../../src/drivers/vector-store/mirror.ts";
@@ -21,6 +22,7 @@ import { checkStrays } from "../../../src/drivers/vector-store/strays.ts";
 import { StraySweeper } from "../../../src/drivers/vector-store/sweeper.ts";
 import type { IndexParams } from "../../../src/drivers/vector-store/types.ts";
 import { mulberry32 } from "../../../src/shared/prng.ts";
+import { FakeStoreClock, pacerOn } from "./fake-time.ts";
 
 const DIMS = 64;
 // One thread: the same graph every run, so the counts below are the same every run.
@@ -102,6 +104,7 @@ function worldOf() {
     mirror: new Mirror(spec),
     status: "ready" as const,
     closed: false,
+    pace: pacerOn(),
     failed: (event: string, error: unknown) => failures.push(`${event}: ${error}`),
     verifyLater: (rids: number[]) => later.push(...rids),
   };
@@ -164,7 +167,7 @@ describe("rows decided by their back links", () => {
     const world = worldOf();
     const { hnsw, mirror } = world.owner;
     const host = { hnsw, mirror, closed: false, status: "ready" as const, straysSwept: () => {} };
-    const sweeper = new StraySweeper(host, () => {});
+    const sweeper = new StraySweeper(host, pacerOn(), () => {});
     sweeper.resume(1_000); // a load whose list was whole: no sweep due
     const { now, later } = byBackLinks(hnsw, mirror, addCurrentVersions(hnsw, mirror, world.noted, true));
     await checkStrays(hnsw, mirror, now);
@@ -231,27 +234,28 @@ describe("rows decided by their back links", () => {
     const { hnsw, mirror } = world.owner;
     const host = { hnsw, mirror, closed: false, status: "ready" as const, straysSwept: () => {} };
     const { later } = byBackLinks(hnsw, mirror, addCurrentVersions(hnsw, mirror, world.noted, true));
-    const [first, second] = [later.slice(0, 50), later.slice(50)];
-    // By default they wait for a quiet spell: still listed as unverified right after the write.
-    const waiting = new StraySweeper(host, () => {});
-    waiting.resume(1_000);
-    waiting.verifyLater(first);
-    waiting.verifyLater(second);
-    expect(waiting.unverifiedRows).toEqual(later);
-    await waiting.now();
-    // Bound 0: the second write finds the first rows over it, and their search starts at once (it takes them in the same turn).
-    const bounded = new StraySweeper(host, () => {}, 0);
+    // Six writes 400 ms apart (fake time): never the 500 ms quiet spell a sweep waits for.
+    const parts = Array.from({ length: 6 }, (_, i) => later.slice((i * later.length) / 6, ((i + 1) * later.length) / 6));
+    expect(parts.every((p) => p.length > 0)).toBe(true);
+    const clock = new FakeStoreClock();
+    const bounded = new StraySweeper(host, pacerOn(clock), () => {});
     bounded.resume(1_000);
-    bounded.verifyLater(first);
-    expect(bounded.unverifiedRows).toEqual([]);
-    bounded.verifyLater(second);
+    for (const [i, part] of parts.entries()) {
+      if (i > 0) await clock.advance(400);
+      bounded.verifyLater(part);
+      // Under 2 s (VERIFY_WITHIN_MS) they wait, listed; at 2 s the write finds the first rows over
+      // the bound and their search starts at once, taking every row listed in the same turn.
+      expect(bounded.unverifiedRows).toEqual(clock.now() < 2_000 ? parts.slice(0, i + 1).flat() : []);
+    }
     expect(bounded.pending).toBe(true);
     await bounded.now();
-    expect(bounded.unverifiedRows).toEqual([]);
     expect(bounded.pending).toBe(false);
     // Unless a full sweep is due (a fill's writes): the rows wait for it.
-    const filling = new StraySweeper(host, () => {}, 0);
-    filling.verifyLater(first); // a new sweeper owes a sweep
-    expect(filling.unverifiedRows).toEqual(first);
+    const filling = new StraySweeper(host, pacerOn(clock), () => {});
+    for (const part of parts) {
+      filling.verifyLater(part); // a new sweeper owes a sweep
+      await clock.advance(400);
+    }
+    expect(filling.unverifiedRows).toEqual(later);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import type { Client } from "@libsql/client";
-import { readdirSync } from "node:fs";
+import { readdirSync, rmSync } from "node:fs";
 import type { GenerationSpec } from "../../../src/drivers/vector-store/types.ts";
 import { clusteredVectors, makeWorld, productRows, SPEC } from "./helpers.ts";
 
@@ -116,7 +116,7 @@ describe("errors", () => {
 describe("pins", () => {
   test("every caller waiting for a generation's pins to end is woken, not only the last", async () => {
     const { Generation } = await import("../../../src/drivers/vector-store/generation.ts");
-    const { DEFAULT_INDEX_PARAMS } = await import("../../../src/drivers/vector-store/store.ts");
+    const { DEFAULT_INDEX_PARAMS } = await import("../../../src/drivers/vector-store/options.ts");
     const gen = new Generation("c", 1, SPEC, DEFAULT_INDEX_PARAMS, "/nonexistent", () => {});
     gen.pins.hold();
     gen.pins.hold();
@@ -129,5 +129,54 @@ describe("pins", () => {
     await Promise.all(waits);
     expect(woken.sort()).toEqual(["drop", "retire"]);
     await gen.pins.drained(); // no pins: at once
+  });
+});
+
+describe("state", () => {
+  test("a restart without its index file answers while it loads and rebuilds; whenReady wakes once it is ready", async () => {
+    await using w = await makeWorld();
+    const rows = productRows(3000, SPEC.dimensions);
+    const first = await w.open({ index: { threads: 1 } });
+    await first.createCollection("vt_s", SPEC);
+    await first.upsert("vt_s", rows);
+    await first.whenReady("vt_s");
+    await first.close();
+    rmSync(w.indexDir, { recursive: true, force: true });
+
+    const events: string[] = [];
+    const store = await w.open({ index: { threads: 1 }, log: (e) => events.push(e) });
+    expect(store.status("vt_s")).not.toBe("ready"); // loading in the background
+    const { hits } = await store.search("vt_s", { vector: rows[7]!.vector, k: 1 }); // through SQL, or exactly
+    expect(hits[0]?.pk).toBe(rows[7]!.pk);
+    await store.whenReady("vt_s");
+    expect(store.status("vt_s")).toBe("ready");
+    expect(events.filter((e) => e.startsWith("vector_store.index_rebuil"))).toEqual(["vector_store.index_rebuild", "vector_store.index_rebuilt"]);
+    await store.close();
+    expect(store.whenReady("vt_s")).rejects.toMatchObject({ code: "closed" });
+  });
+});
+
+describe("lifecycle", () => {
+  test("moves only along its table; a wait ends at its state, or at closed", async () => {
+    const { Lifecycle } = await import("../../../src/drivers/vector-store/lifecycle.ts");
+    const life = new Lifecycle("c/1");
+    const woken: string[] = [];
+    const ready = life.reached("ready").then(() => woken.push(`ready at ${life.state}`));
+    life.to("rebuilding");
+    await Bun.sleep(0);
+    expect(woken).toEqual([]);
+    expect(() => life.to("loading")).toThrow("rebuilding → loading is not a transition");
+    life.to("ready");
+    await ready;
+    expect(woken).toEqual(["ready at ready"]);
+    expect(() => life.to("rebuilding")).toThrow("ready → rebuilding");
+    // A generation closed while loading: whoever waits for ready is woken, and sees it closed.
+    const other = new Lifecycle("c/2");
+    const waiting = other.reached("ready").then(() => other.state);
+    other.to("closed");
+    expect(await waiting).toBe("closed");
+    other.to("closed"); // closing twice (a drop, then the store's close) is no move
+    expect(() => other.to("ready")).toThrow("closed → ready");
+    await other.reached("ready"); // closed: at once
   });
 });

@@ -6,6 +6,7 @@ import { HnswIndex } from "../../../src/drivers/vector-store/hnsw.ts";
 import { BACKLOG, LaterIndexer } from "../../../src/drivers/vector-store/later.ts";
 import { Mirror } from "../../../src/drivers/vector-store/mirror.ts";
 import { checkStrays } from "../../../src/drivers/vector-store/strays.ts";
+import { pacerOn } from "./fake-time.ts";
 import { makeWorld, pks, productRows, SPEC } from "./helpers.ts";
 
 describe("happy", () => {
@@ -56,6 +57,7 @@ describe("a writer ahead of the graph (fills write this way too), inserting off 
       mirror: new Mirror(SPEC),
       status: "ready" as const,
       closed: false,
+      pace: pacerOn(),
       failed: (event: string, error: unknown) => failures.push(`${event}: ${error}`),
       verifyLater: (rids: number[]) => void checkStrays(owner.hnsw, owner.mirror, rids), // what the sweeper does once the writes pause
     };

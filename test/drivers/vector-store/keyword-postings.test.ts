@@ -141,7 +141,7 @@ describe("keyword postings", () => {
       else postings.add(rid, text);
     };
     let end = 9000;
-    const filling = postings.fill(() => end, (rid) => texts.get(rid), () => true);
+    const filling = postings.fill(() => end, (rid) => texts.get(rid), () => true, () => new Promise<void>((resolve) => setImmediate(resolve)));
     expect(postings.whole).toBe(false);
     // Writes between the fill's steps, on rows behind and ahead of it, and rows past its first end.
     for (let round = 0; round < 6; round++) {

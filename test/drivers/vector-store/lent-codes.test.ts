@@ -4,7 +4,7 @@ import { describe, expect, test } from "bun:test";
 import { codesTopK } from "../../../src/drivers/vector-store/exact.ts";
 import { addCurrentVersions, HnswIndex } from "../../../src/drivers/vector-store/hnsw.ts";
 import { Mirror } from "../../../src/drivers/vector-store/mirror.ts";
-import { DEFAULT_INDEX_PARAMS } from "../../../src/drivers/vector-store/store.ts";
+import { DEFAULT_INDEX_PARAMS } from "../../../src/drivers/vector-store/options.ts";
 import type { GenerationSpec } from "../../../src/drivers/vector-store/types.ts";
 import { clusteredVectors, makeWorld, productRows, referenceTopK, SPEC } from "./helpers.ts";
 
