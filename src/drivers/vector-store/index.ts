@@ -4,6 +4,8 @@ export { VectorStore } from "./store.ts";
 export { DEFAULT_INDEX_PARAMS, type VectorStoreOptions } from "./options.ts";
 export { FilterError, VectorStoreError, type FilterIssue, type VectorStoreErrorCode } from "./errors.ts";
 export { parseFilter, compileSql, compilePredicate, filterSql, type SqlDialect } from "./filters/index.ts";
+export { FILTER_JSON_SCHEMAS } from "./filters/json-schema.ts";
+export type { Filter } from "./filters/language.ts";
 export type * from "./types.ts";
 export { checkedMetadata } from "./rows.ts";
 export { documentTerms, queryWords, MAX_QUERY_WORDS } from "./words.ts";
