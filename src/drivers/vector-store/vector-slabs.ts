@@ -9,11 +9,20 @@ export const GATHER_ROWS = 2048;
  * area (GATHER_ROWS rows, fewer while the slab is smaller): `copyWithin` fills it without allocating (4× faster than copying between arrays through
  * subarray views), and the view handed to usearch has byte offset 0 (its JS exactSearch ignores
  * a view's offset). One ArrayBuffer tops out at 4 GiB under Bun/JSC; a slab at 3,072 dims is
- * 3.25 GB, so no collection size is bounded by it. Slabs grow ×1.5 up to full size.
+ * 3.25 GB, so no collection size is bounded by it.
+ *
+ * A slab grows ×1.5 while it is small; past SMALL_SLAB_ROWS it takes its full size at once. A
+ * growth copies the slab into a new array, and the copy's first touch of its pages is what costs:
+ * growing ×1.5 to 262k rows at 384 dims took ~22 µs a row, and the last copies held the event loop
+ * 0.7 s each (docs/performance.md, "Mirror growth"). A new array is not touched until rows are
+ * written to it (its pages are the system's zero pages until then), so the full size costs
+ * address space, not memory; `bytes()` counts the rows used.
  */
 const SLAB_SHIFT = 18;
 const SLAB_ROWS = 1 << SLAB_SHIFT;
 const SLAB_MASK = SLAB_ROWS - 1;
+/** A slab this small grows ×1.5 (copies are cheap); past it, it takes SLAB_ROWS at once. */
+const SMALL_SLAB_ROWS = 4096;
 
 export class VectorSlabs {
   /** False once the f32 vectors are dropped (a compact mirror); their slabs are then empty. */
@@ -28,6 +37,8 @@ export class VectorSlabs {
   private readonly gatherRows: number[] = [];
   /** Rids each slab has room for (past its gather area). */
   private readonly slabRows: number[] = [];
+  /** Rids each slab has been asked to hold (one past the highest `ensure`d): what `bytes()` counts. */
+  private readonly usedRows: number[] = [];
 
   constructor(readonly dims: number) {}
 
@@ -42,8 +53,11 @@ export class VectorSlabs {
       this.codeSlabs.push(new Int8Array(0));
       this.gatherRows.push(0);
       this.slabRows.push(0);
+      this.usedRows.push(0);
     }
-    this.growSlab(index, rid & SLAB_MASK);
+    const within = rid & SLAB_MASK;
+    this.growSlab(index, within);
+    if (within >= this.usedRows[index]!) this.usedRows[index] = within + 1;
   }
 
   /** Makes slab `index` hold rid offset `within`, moving its rows past a larger gather area. */
@@ -52,7 +66,8 @@ export class VectorSlabs {
     const oldGather = this.gatherRows[index]!;
     const rows = this.slabRows[index]!;
     if (within < rows) return;
-    const next = Math.min(SLAB_ROWS, Math.max(within + 1, Math.ceil(rows * 1.5), 64));
+    const grown = Math.max(within + 1, Math.ceil(rows * 1.5), 64);
+    const next = grown > SMALL_SLAB_ROWS ? SLAB_ROWS : grown;
     const gather = Math.min(GATHER_ROWS, next);
     if (this.floats) {
       const grown = new Float32Array((gather + next) * d);
@@ -133,7 +148,10 @@ export class VectorSlabs {
     return data.subarray(0, n * d) as T;
   }
 
+  /** The bytes of the rows used and the gather areas: a slab's capacity past them is untouched. */
   bytes(): number {
-    return [...this.slabs, ...this.codeSlabs].reduce((sum, slab) => sum + slab.byteLength, 0);
+    let rows = 0;
+    for (let i = 0; i < this.slabs.length; i++) rows += this.gatherRows[i]! + this.usedRows[i]!;
+    return rows * this.dims * ((this.floats ? 4 : 0) + (this.codes ? 1 : 0));
   }
 }
