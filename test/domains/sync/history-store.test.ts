@@ -246,6 +246,7 @@ describe("deletion", () => {
     expect((await app.request("DELETE", `/v1/organizations/${doomed.id}`, { headers: doomed.owner.jwt })).status).toBe(202);
     await eventually(async () => (await app.request("GET", `/v1/organizations/${doomed.id}`, { headers: doomed.owner.jwt })).status === 404, 15_000);
     expect(await count("org_id = ?", [doomed.id])).toBe(0);
-    expect(await count("vector_table_id = ?", [kept.id])).toBe(1);
+    // Kept, and the running scheduler may have added a pass of its own meanwhile.
+    expect(await count("vector_table_id = ?", [kept.id])).toBeGreaterThanOrEqual(1);
   });
 });
