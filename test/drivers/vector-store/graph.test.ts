@@ -10,6 +10,7 @@ import { type Graph, graphAddon, graphAddonPath, openGraph, useGraphAddonFrom, u
 import { HnswIndex, keyOf } from "../../../src/drivers/vector-store/hnsw.ts";
 import type { IndexParams } from "../../../src/drivers/vector-store/types.ts";
 import { mulberry32 } from "../../../src/shared/prng.ts";
+import { loopTurns } from "./helpers.ts";
 
 const DIMS = 64;
 const PARAMS: IndexParams = { connectivity: 16, expansionAdd: 64, expansionSearch: 64, threads: 2 };
@@ -28,23 +29,6 @@ const keys = (from: number, n: number) => BigUint64Array.from({ length: n }, (_,
 function firstKeys(graph: Graph, queries: Float32Array, k: number, dims = DIMS): bigint[] {
   const [found] = graph.search(queries, k, 2);
   return Array.from({ length: queries.length / dims }, (_, q) => found[q * k]!);
-}
-
-/** Counts the event loop's turns from now until `stop()`, which answers the count. */
-function loopTurns(): { stop(): number } {
-  let turns = 0;
-  let running = true;
-  const spin = () => {
-    turns++;
-    if (running) setImmediate(spin);
-  };
-  setImmediate(spin);
-  return {
-    stop: () => {
-      running = false;
-      return turns;
-    },
-  };
 }
 
 /** Share of the rows found first by their own vector: HNSW leaves ~0.1-0.3 % unreachable (strays.ts). */

@@ -115,3 +115,20 @@ export function overlap(a: string[], b: string[]): number {
   const set = new Set(b);
   return a.filter((x) => set.has(x)).length / Math.max(1, b.length);
 }
+
+/** Counts the event loop's turns from now until `stop()`, which answers the count. */
+export function loopTurns(): { stop(): number } {
+  let turns = 0;
+  let running = true;
+  const spin = () => {
+    turns++;
+    if (running) setImmediate(spin);
+  };
+  setImmediate(spin);
+  return {
+    stop: () => {
+      running = false;
+      return turns;
+    },
+  };
+}

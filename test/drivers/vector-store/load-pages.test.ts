@@ -1,7 +1,7 @@
 import { expect, test, setDefaultTimeout } from "bun:test";
 import { Mirror } from "../../../src/drivers/vector-store/mirror.ts";
 import { LOAD_PAGE_ROWS, readMirror } from "../../../src/drivers/vector-store/restart.ts";
-import { cosine, makeWorld, productRows, SPEC } from "./helpers.ts";
+import { cosine, loopTurns, makeWorld, productRows, SPEC } from "./helpers.ts";
 
 setDefaultTimeout(60_000);
 
@@ -20,17 +20,10 @@ test("a start-up reads every live row into the mirror, turning the event loop af
   const live = await world.client.execute({ sql: "SELECT live_generation AS g FROM vs_collections WHERE name = ?", args: ["c"] });
   const ref = { collection: "c", generation: Number(live.rows[0]!.g), spec: SPEC };
 
-  let turns = 0;
-  let ticking = true;
-  const tick = () => {
-    turns++;
-    if (ticking) setImmediate(tick);
-  };
-  setImmediate(tick);
+  const loop = loopTurns();
   const mirror = new Mirror(SPEC);
   await readMirror(world.client, ref, mirror);
-  const during = turns;
-  ticking = false;
+  const during = loop.stop();
 
   expect(mirror.liveCount).toBe(rows.length - deleted.length);
   const pages = Math.ceil(mirror.liveCount / LOAD_PAGE_ROWS);
