@@ -83,8 +83,9 @@ describe("calibration", () => {
       expect(cal.bands.length).toBeGreaterThanOrEqual(2);
       for (const band of cal.bands) {
         expect({ selectivity: band.selectivity, choice: band.choice }).toEqual({ selectivity: band.selectivity, choice: 1 });
-        // At most one of a band's 480 probed neighbours missed (measured: none; 2-3 before).
-        expect(band.recall).toBeGreaterThanOrEqual(0.998);
+        // At most one of a band's 480 probed neighbours missed (measured: none in 40 runs, one in
+        // ~1 of 30 under load, as usearch's threaded build links a graph differently; 2-3 before).
+        expect(band.recall).toBeGreaterThanOrEqual(479 / 480);
       }
     }
   });
