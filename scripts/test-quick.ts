@@ -17,11 +17,11 @@ const SPAWNS = /Bun\.spawn|spawnSync|child_process|\bstartProcess\(|\brunCli\(|\
  * of every driver. Without them the tier ran 106 files in 69 s.
  */
 const SLOW = new Set([
-  "test/drivers/vector-store/deeper-checks.test.ts",
-  "test/drivers/vector-store/calibration.test.ts",
-  "test/drivers/vector-store/graph.test.ts",
-  "test/drivers/vector-store/lent-codes.test.ts",
-  "test/drivers/vector-store/index-keys.test.ts",
+  "test/drivers/vector-store/mechanism/deeper-checks.test.ts",
+  "test/drivers/vector-store/mechanism/calibration.test.ts",
+  "test/drivers/vector-store/mechanism/graph.test.ts",
+  "test/drivers/vector-store/mechanism/lent-codes.test.ts",
+  "test/drivers/vector-store/mechanism/index-keys.test.ts",
   "test/drivers/embeddings/contract.test.ts",
   "test/drivers/platform/warehouse-filters.property.test.ts",
   "test/drivers/platform/recall.test.ts",

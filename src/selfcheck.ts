@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createEmbeddingProvider } from "./drivers/embeddings/index.ts";
 import { SEMANTIC_MODEL, SEMANTIC_VERSION } from "./drivers/embeddings/local-semantic/index.ts";
-import { graphAddon, openGraph, usearchVersion } from "./native/usearch.ts";
+import { graphAddon, openGraph, usearchVersion } from "./drivers/vector-store/index.ts";
 
 export type EngineReport = { engine: string; ok: boolean; version?: string; error?: string };
 

@@ -11,8 +11,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { VectorStore } from "../../src/drivers/vector-store/index.ts";
-import type { UpsertRow } from "../../src/drivers/vector-store/types.ts";
+import { VectorStore, type UpsertRow } from "../../src/drivers/vector-store/index.ts";
 
 const writer = process.argv.indexOf("--writer");
 if (writer >= 0) {

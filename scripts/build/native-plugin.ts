@@ -111,11 +111,11 @@ export function nativePlugin(opts: { root: string; targetKey: string; natives: R
         applied.add("manifest");
         return { contents: embeddedModule(opts.targetKey, opts.natives), loader: "js" };
       });
-      // Our own binding needs no rewrite: src/native/usearch.ts loads it from the manifest. Seeing
-      // that call in the bundle is what proves the engine is reached.
-      build.onLoad({ filter: /[\\/]src[\\/]native[\\/]usearch\.ts$/ }, (args) => {
+      // Our own binding needs no rewrite: the store's graph-binding.ts loads it from the manifest.
+      // Seeing that call in the bundle is what proves the engine is reached.
+      build.onLoad({ filter: /[\\/]src[\\/]drivers[\\/]vector-store[\\/]graph-binding\.ts$/ }, (args) => {
         const source = readFileSync(args.path, "utf8");
-        assertContains(source, 'loadAddon("graph")', "src/native/usearch.ts");
+        assertContains(source, 'loadAddon("graph")', "src/drivers/vector-store/graph-binding.ts");
         applied.add("graph");
         return { contents: source, loader: "ts" };
       });

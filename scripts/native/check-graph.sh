@@ -2,7 +2,7 @@
 # Checks vecsync's usearch binding (native/README.md) the way CI does (.ci/run): builds it from
 # source into a temporary folder (the committed prebuilt is left alone), checks what the fresh
 # build and the committed prebuilt link against, then runs the graph's contract
-# (test/drivers/vector-store/graph.test.ts) on the fresh build. Exits non-zero on any failure.
+# (test/drivers/vector-store/mechanism/graph.test.ts) on the fresh build. Exits non-zero on any failure.
 #
 #   bash scripts/native/check-graph.sh
 #
@@ -82,5 +82,5 @@ rc=0
 check_links "$out/vecsync-graph.node" || rc=1
 
 echo "== the graph's contract on the fresh build"
-VECSYNC_TEST_GRAPH_ADDON="$out/vecsync-graph.node" "$bun" test --timeout 30000 test/drivers/vector-store/graph.test.ts || rc=1
+VECSYNC_TEST_GRAPH_ADDON="$out/vecsync-graph.node" "$bun" test --timeout 30000 test/drivers/vector-store/mechanism/graph.test.ts || rc=1
 exit "$rc"

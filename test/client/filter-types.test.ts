@@ -1,12 +1,11 @@
-// The filter language's TypeScript type (src/drivers/vector-store/filters/language.ts, shipped in
+// The filter language's TypeScript type (src/drivers/vector-store/index.ts, shipped in
 // @vecsync/client) against the service's own check of it (parse.ts): what one accepts the other
 // accepts, and the mistakes a type can see are refused by both. What a type cannot count (depth,
 // number of conditions, list length, whole numbers) is listed as such, so the claim stays exact.
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { join } from "node:path";
-import { FilterError, parseFilter } from "../../src/drivers/vector-store/index.ts";
-import type { MetadataColumn } from "../../src/drivers/vector-store/types.ts";
+import { FilterError, parseFilter, type MetadataColumn } from "../../src/drivers/vector-store/index.ts";
 import { filterArbitraries } from "../drivers/vector-store/filter-arbitraries.ts";
 import { ROOT } from "../harness.ts";
 import { typeErrors } from "./typecheck.ts";

@@ -1,14 +1,24 @@
 // The source tree's shape (STYLE "Rules of the house"): no import circle crosses folders, and no
 // lower layer (shared, db, scheduler, drivers, mail, native) imports a domain, http/ or the
 // composition root; a domain reaches http/ only from its thin http.ts adapter (its services never
-// import the transport); the vector store is reached through its index.ts alone. `bun run
-// scripts/imports.ts` prints the first two.
+// import the transport). The vector store is a package of its own (src/drivers/vector-store/
+// README.md): the service, the scripts and every test but the store's mechanism tests reach it
+// through its index.ts alone, and it imports nothing of the service but the two bottom layers.
+// `bun run scripts/imports.ts` prints the first two.
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { crossFolderCircles, importGraph, upwardImports } from "../helpers/import-graph.ts";
+import { crossFolderCircles, importGraph, type ImportGraph, upwardImports } from "../helpers/import-graph.ts";
 import { ROOT } from "../harness.ts";
 
 const graph = importGraph(join(ROOT, "src"));
+const STORE = "src/drivers/vector-store/";
+/** Tests inside the store's boundary: each tests the mechanism that holds an invariant, by its own module. */
+const MECHANISM = "test/drivers/vector-store/mechanism/";
+
+/** Imports of the store's files other than its index.ts, from files outside the store. */
+function intoStore(g: ImportGraph): string[] {
+  return [...g].flatMap(([from, targets]) => (from.startsWith(STORE) ? [] : [...targets].filter((to) => to.startsWith(STORE) && to !== `${STORE}index.ts`).map((to) => `${from} → ${to}`)));
+}
 
 describe("imports", () => {
   test("no circle crosses folders", () => {
@@ -30,8 +40,22 @@ describe("imports", () => {
   });
 
   test("the service reaches the vector store only through its public index.ts", () => {
-    const STORE = "src/drivers/vector-store/";
-    const inside = [...graph].flatMap(([from, targets]) => (from.startsWith(STORE) ? [] : [...targets].filter((to) => to.startsWith(STORE) && to !== `${STORE}index.ts`).map((to) => `${from} → ${to}`)));
-    expect(inside).toEqual([]);
+    expect(intoStore(graph)).toEqual([]);
+  });
+
+  test("tests and scripts reach the vector store through index.ts, but for its mechanism tests", () => {
+    const tree = new Map([...importGraph(join(ROOT, "test"), join(ROOT, "src")), ...importGraph(join(ROOT, "scripts"), join(ROOT, "src"))]);
+    const outside = intoStore(tree).filter((line) => !line.startsWith(MECHANISM));
+    expect(outside).toEqual([]);
+    // and the mechanism tests are the store's own: they test nothing else
+    const elsewhere = [...tree].flatMap(([from, targets]) => (from.startsWith(MECHANISM) ? [...targets].filter((to) => to.startsWith("src/") && !to.startsWith(STORE) && to !== "src/shared/prng.ts").map((to) => `${from} → ${to}`) : []));
+    expect(elsewhere).toEqual([]);
+  });
+
+  test("the vector store imports only itself, shared/ and native/ (the layers that import nothing of the service)", () => {
+    const out = [...graph].flatMap(([from, targets]) => (from.startsWith(STORE) ? [...targets].filter((to) => !to.startsWith(STORE) && !to.startsWith("src/shared/") && !to.startsWith("src/native/")).map((to) => `${from} → ${to}`) : []));
+    expect(out).toEqual([]);
+    const below = [...graph].flatMap(([from, targets]) => (/^src\/(shared|native)\//.test(from) ? [...targets].filter((to) => !/^src\/(shared|native)\//.test(to)).map((to) => `${from} → ${to}`) : []));
+    expect(below).toEqual([]);
   });
 });

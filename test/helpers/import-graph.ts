@@ -15,12 +15,15 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-/** File → the files of the same tree it imports (paths relative to the tree's parent, e.g. `src/x.ts`). */
-export function importGraph(root: string): ImportGraph {
-  const base = dirname(resolve(root));
+/**
+ * File → the files of tree `into` (by default its own) it imports, paths relative to the trees'
+ * parent (e.g. `src/x.ts`; `test/y.ts` → `src/x.ts` with `into` src).
+ */
+export function importGraph(root: string, into: string = root): ImportGraph {
+  const base = dirname(resolve(into));
   const graph: ImportGraph = new Map();
   const files = sourceFiles(resolve(root));
-  const known = new Set(files);
+  const known = new Set(into === root ? files : sourceFiles(resolve(into)));
   for (const file of files) {
     const targets = new Set<string>();
     for (const match of readFileSync(file, "utf8").matchAll(IMPORT)) {

@@ -9,7 +9,7 @@
 import { Database } from "bun:sqlite";
 import { join } from "node:path";
 import { Index, MetricKind, ScalarKind } from "usearch";
-import { DEFAULT_INDEX_PARAMS } from "../../../src/drivers/vector-store/options.ts";
+import { DEFAULT_INDEX_PARAMS } from "../../../src/drivers/vector-store/index.ts";
 import { percentile } from "./measure.ts";
 import type { Api } from "./pipeline-service.ts";
 

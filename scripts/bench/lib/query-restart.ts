@@ -5,8 +5,7 @@
 // until the collection is servable through HNSW, answers one search, reports one JSON line, exits.
 import { join } from "node:path";
 import { openDatabase } from "../../../src/db/client.ts";
-import { VectorStore } from "../../../src/drivers/vector-store/index.ts";
-import type { IndexParams } from "../../../src/drivers/vector-store/types.ts";
+import { VectorStore, type IndexParams } from "../../../src/drivers/vector-store/index.ts";
 import { memory } from "./query-scale.ts";
 
 export interface FreshRestart {

@@ -6,7 +6,7 @@ import { readFileSync, rmSync, statfsSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Index, MetricKind, ScalarKind } from "usearch";
-import type { IndexParams } from "../../../src/drivers/vector-store/types.ts";
+import type { IndexParams } from "../../../src/drivers/vector-store/index.ts";
 import { type Chunk, type DataSource, recallAt } from "./data.ts";
 import { measure, type Sample } from "./measure.ts";
 import { MAINTENANCE_WORK_MEM_GB } from "./pgvector.ts";

@@ -2,7 +2,7 @@
 // written row were about a quarter of a 1M-row build's CPU). vecsync's binding counts, for each
 // row an insertion added, how many of its base-level neighbours link back to it, once every row
 // of the insertion is in (native/graph/graph.cpp `back_links`; `Graph.add`/`addAsync`,
-// src/native/usearch.ts). A row no neighbour links back to cannot be reached at the base level;
+// src/drivers/vector-store/graph-binding.ts). A row no neighbour links back to cannot be reached at the base level;
 // one with several nearly always is found by a search for its own vector. So the rows with few are
 // searched for at once (strays.ts checkStrays), and the others leave the stray list and are
 // searched for in the next quiet spell (sweeper.ts `verifyLater`), or by the sweep after a fill,

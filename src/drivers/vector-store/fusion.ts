@@ -3,7 +3,7 @@
 // fuse their two rankings by the same code:
 //   rank_score = w / (60 + rank_vector) + (1 − w) / (60 + rank_keyword)
 // ranks from 1 within each side's top hybridDepth(k) rows, a row absent from a side adding nothing for it.
-import { comparePk } from "../../shared/pk-order.ts";
+import { comparePk } from "./pk-order.ts";
 import type { SearchHit } from "./types.ts";
 
 /** Reciprocal rank fusion's constant, as CONTRACT 11 fixes it. */

@@ -20,7 +20,7 @@
 // are skipped in results and counted, and the generation compacts (rebuilds) the index once the
 // dead share passes COMPACT_DEAD_SHARE. Files we write therefore never hold a deleted slot,
 // and checkpoint.ts refuses any file that does before usearch sees it.
-import { type Graph, openGraph, type Vectors } from "../../native/usearch.ts";
+import { type Graph, openGraph, type Vectors } from "./graph-binding.ts";
 import type { Added } from "./back-links.ts";
 import { GATHER_ROWS, type Mirror } from "./mirror.ts";
 import { CountedSet, StrayCodes } from "./stray-scan.ts";
@@ -208,7 +208,7 @@ export class HnswIndex {
 
   /**
    * `graph.searchAsync`, one at a time: the graph keeps thread contexts for one beside an
-   * insertion and the loop's own search (src/native/usearch.ts). A self-check's searches
+   * insertion and the loop's own search (src/drivers/vector-store/graph-binding.ts). A self-check's searches
    * (self-search.ts) run this way, off the event loop.
    */
   searchOffLoop(queries: Vectors, asked: number, rows: number, background: boolean): ReturnType<Graph["searchAsync"]> {

@@ -10,3 +10,5 @@ export type * from "./types.ts";
 export { checkedMetadata } from "./rows.ts";
 export { documentTerms, queryWords, MAX_QUERY_WORDS } from "./words.ts";
 export { DEFAULT_VECTOR_WEIGHT, fuseRankings, hybridDepth, unscored, withLateScores } from "./fusion.ts";
+export { comparePk } from "./pk-order.ts";
+export { graphAddon, openGraph, usearchVersion } from "./graph-binding.ts";

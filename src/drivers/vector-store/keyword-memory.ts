@@ -2,7 +2,7 @@
 // mirror's predicate, as the vector paths apply it; cosines are the exact path's (rescore over the
 // mirror's f32 vectors); texts are the mirror's. Synchronous, so the ranking sees one state of the
 // generation.
-import { comparePk, smallIntegerKey } from "../../shared/pk-order.ts";
+import { comparePk, smallIntegerKey } from "./pk-order.ts";
 import { rescore } from "./exact.ts";
 import { compilePredicate, type FilterNode } from "./filters/index.ts";
 import type { KeywordPostings } from "./keyword-postings.ts";

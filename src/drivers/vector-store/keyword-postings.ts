@@ -1,4 +1,4 @@
-// The keyword index in memory (docs/vector-store.md "keyword postings"): a generation's words,
+// The keyword index in memory (README.md "keyword postings"): a generation's words,
 // kept by the mirror beside its f32 vectors (mirror.ts set/remove) and ranked by keyword-rank.ts
 // with FTS5's BM25 (keyword-index.ts): the same tokens (words.ts), the same row count, average
 // length and IDF floor, so both rank alike. FTS5 stays the durable index, and answers while a

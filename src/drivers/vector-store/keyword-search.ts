@@ -5,7 +5,7 @@
 // filter (compileSql), as here. The two rank alike: the same tokens, formula and statistics. Each
 // row's cosine is answered as `similarity_score` in every mode, and `min_similarity_score` filters on it.
 import type { Client } from "@libsql/client";
-import { comparePk } from "../../shared/pk-order.ts";
+import { comparePk } from "./pk-order.ts";
 import { compileSql, type FilterNode, metadataColumnName } from "./filters/index.ts";
 import { cosineDistance } from "./refine.ts";
 import { readMetadataValue } from "./rows.ts";

@@ -6,7 +6,7 @@
 // texts: the paths then choose refineRows(k) candidates by the codes' cosine, and refine.ts scores
 // them exactly, with their texts, from libSQL.
 import type { Client } from "@libsql/client";
-import { comparePk } from "../../shared/pk-order.ts";
+import { comparePk } from "./pk-order.ts";
 import { VectorStoreError } from "./errors.ts";
 import { blocksTopK, type Candidate, cutWithTies, exactTopK, rescore, runTopK, SCAN_MIN_ROWS, scanTopK } from "./exact.ts";
 import { emptyExplain, explainSearch, sqlExplain } from "./explain.ts";

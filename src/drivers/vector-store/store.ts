@@ -3,7 +3,7 @@
 // collections and generations exist, and their lifecycle, is collections.ts; this file is the
 // rows and searches on them.
 import type { Client } from "@libsql/client";
-import { graphAddon } from "../../native/usearch.ts";
+import { graphAddon } from "./graph-binding.ts";
 import { Foreground } from "../../shared/foreground.ts";
 import { Collections } from "./collections.ts";
 import { VectorStoreError } from "./errors.ts";

@@ -1,7 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { FilterError } from "../../../src/drivers/vector-store/errors.ts";
-import { compilePredicate, compileSql, parseFilter } from "../../../src/drivers/vector-store/filters/index.ts";
-import type { Metadata } from "../../../src/drivers/vector-store/types.ts";
+import { compilePredicate, compileSql, FilterError, parseFilter, type Metadata } from "../../../src/drivers/vector-store/index.ts";
 import { SPEC } from "./helpers.ts";
 
 const cols = SPEC.metadata;

@@ -1,12 +1,12 @@
 // A compact mirror reads its rows' i8 codes from the i8 index instead of keeping a second copy
 // (lent-codes.ts), and keeps only the codes of rows the graph does not hold.
 import { describe, expect, test } from "bun:test";
-import { codesTopK } from "../../../src/drivers/vector-store/exact.ts";
-import { addCurrentVersions, HnswIndex } from "../../../src/drivers/vector-store/hnsw.ts";
-import { Mirror } from "../../../src/drivers/vector-store/mirror.ts";
-import { DEFAULT_INDEX_PARAMS } from "../../../src/drivers/vector-store/options.ts";
-import type { GenerationSpec } from "../../../src/drivers/vector-store/types.ts";
-import { clusteredVectors, makeWorld, productRows, referenceTopK, SPEC } from "./helpers.ts";
+import { codesTopK } from "../../../../src/drivers/vector-store/exact.ts";
+import { addCurrentVersions, HnswIndex } from "../../../../src/drivers/vector-store/hnsw.ts";
+import { Mirror } from "../../../../src/drivers/vector-store/mirror.ts";
+import { DEFAULT_INDEX_PARAMS } from "../../../../src/drivers/vector-store/options.ts";
+import type { GenerationSpec } from "../../../../src/drivers/vector-store/index.ts";
+import { clusteredVectors, makeWorld, productRows, referenceTopK, SPEC } from "../helpers.ts";
 
 const ROWS = 3_000;
 const compactStore = { floatMirrorBytes: 0, index: { threads: 1 } };

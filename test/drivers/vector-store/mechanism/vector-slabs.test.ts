@@ -1,7 +1,7 @@
 // The mirror's vector slabs (vector-slabs.ts): a slab grows by copying only while it is small;
 // past that it holds its full size, so a fill never copies (and first-touches) a large slab again.
 import { expect, test } from "bun:test";
-import { GATHER_ROWS, VectorSlabs } from "../../../src/drivers/vector-store/vector-slabs.ts";
+import { GATHER_ROWS, VectorSlabs } from "../../../../src/drivers/vector-store/vector-slabs.ts";
 
 const DIMS = 8;
 const vectorOf = (rid: number) => Float32Array.from({ length: DIMS }, (_, j) => rid + j / 10);

@@ -2,9 +2,9 @@
 // for its pruning to work: Zipf-drawn words (some in most rows, many in few), rows replaced and
 // removed so stale postings pile up, filters, ties, and k from 1 to past the matches.
 import { describe, expect, test } from "bun:test";
-import { KeywordPostings } from "../../../src/drivers/vector-store/keyword-postings.ts";
-import { countRows, rankRows, scoreText } from "../../../src/drivers/vector-store/keyword-rank.ts";
-import { rng } from "./helpers.ts";
+import { KeywordPostings } from "../../../../src/drivers/vector-store/keyword-postings.ts";
+import { countRows, rankRows, scoreText } from "../../../../src/drivers/vector-store/keyword-rank.ts";
+import { rng } from "../helpers.ts";
 
 const VOCAB = Array.from({ length: 300 }, (_, i) => `w${i}`);
 

@@ -2,13 +2,13 @@
 // holds the rows it missed for the deeper passes in batches (strays.ts DeeperChecks). Done that
 // way, it must list exactly the strays that checking every row through all passes lists.
 import { describe, expect, test } from "bun:test";
-import { addCurrentVersions, HnswIndex } from "../../../src/drivers/vector-store/hnsw.ts";
-import { Mirror } from "../../../src/drivers/vector-store/mirror.ts";
-import { DEFAULT_INDEX_PARAMS } from "../../../src/drivers/vector-store/options.ts";
-import { checkPasses } from "../../../src/drivers/vector-store/self-search.ts";
-import { checkStrays, DeeperChecks } from "../../../src/drivers/vector-store/strays.ts";
-import type { GenerationSpec } from "../../../src/drivers/vector-store/types.ts";
-import { rng } from "./helpers.ts";
+import { addCurrentVersions, HnswIndex } from "../../../../src/drivers/vector-store/hnsw.ts";
+import { Mirror } from "../../../../src/drivers/vector-store/mirror.ts";
+import { DEFAULT_INDEX_PARAMS } from "../../../../src/drivers/vector-store/options.ts";
+import { checkPasses } from "../../../../src/drivers/vector-store/self-search.ts";
+import { checkStrays, DeeperChecks } from "../../../../src/drivers/vector-store/strays.ts";
+import type { GenerationSpec } from "../../../../src/drivers/vector-store/index.ts";
+import { rng } from "../helpers.ts";
 
 const SPEC: GenerationSpec = { dimensions: 256, numericPk: true, metadata: [] };
 const TWINS = 40; // one vector: a search by it finds ten of them, so most are strays for sure

@@ -7,21 +7,21 @@
 // most rows have fewer than LINKS_FOUND, and some with one to three no search reaches (a sparse
 // graph's islands); at 4, most rows have enough, and a few are strays.
 import { describe, expect, test } from "bun:test";
-import { openGraph } from "../../../src/native/usearch.ts";
-import { HnswIndex, keyOf } from "../../../src/drivers/vector-store/hnsw.ts";
+import { openGraph } from "../../../../src/drivers/vector-store/graph-binding.ts";
+import { HnswIndex, keyOf } from "../../../../src/drivers/vector-store/hnsw.ts";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { byBackLinks, LINKS_FOUND } from "../../../src/drivers/vector-store/back-links.ts";
-import { writeCheckpoint } from "../../../src/drivers/vector-store/checkpoint.ts";
-import { savedStraysCap } from "../../../src/drivers/vector-store/saved-strays.ts";
-import { addCurrentVersions } from "../../../src/drivers/vector-store/hnsw.ts";
-import { LaterIndexer } from "../../../src/drivers/vector-store/later.ts";
-import { Mirror } from "../../../src/drivers/vector-store/mirror.ts";
-import { checkStrays } from "../../../src/drivers/vector-store/strays.ts";
-import { StraySweeper } from "../../../src/drivers/vector-store/sweeper.ts";
-import type { IndexParams } from "../../../src/drivers/vector-store/types.ts";
-import { mulberry32 } from "../../../src/shared/prng.ts";
+import { byBackLinks, LINKS_FOUND } from "../../../../src/drivers/vector-store/back-links.ts";
+import { writeCheckpoint } from "../../../../src/drivers/vector-store/checkpoint.ts";
+import { savedStraysCap } from "../../../../src/drivers/vector-store/saved-strays.ts";
+import { addCurrentVersions } from "../../../../src/drivers/vector-store/hnsw.ts";
+import { LaterIndexer } from "../../../../src/drivers/vector-store/later.ts";
+import { Mirror } from "../../../../src/drivers/vector-store/mirror.ts";
+import { checkStrays } from "../../../../src/drivers/vector-store/strays.ts";
+import { StraySweeper } from "../../../../src/drivers/vector-store/sweeper.ts";
+import type { IndexParams } from "../../../../src/drivers/vector-store/index.ts";
+import { mulberry32 } from "../../../../src/shared/prng.ts";
 import { FakeStoreClock, pacerOn } from "./fake-time.ts";
 
 const DIMS = 64;

@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import type { Client } from "@libsql/client";
 import { readdirSync, rmSync } from "node:fs";
-import type { GenerationSpec } from "../../../src/drivers/vector-store/types.ts";
-import { clusteredVectors, makeWorld, productRows, SPEC } from "./helpers.ts";
+import type { GenerationSpec } from "../../../../src/drivers/vector-store/index.ts";
+import { clusteredVectors, makeWorld, productRows, SPEC } from "../helpers.ts";
 
 // Same dimensions as SPEC so one query vector works against either generation.
 const SPEC2: GenerationSpec = { dimensions: 16, numericPk: true, metadata: [{ name: "colour", type: "keyword" }] };
@@ -115,8 +115,8 @@ describe("errors", () => {
 
 describe("pins", () => {
   test("every caller waiting for a generation's pins to end is woken, not only the last", async () => {
-    const { Generation } = await import("../../../src/drivers/vector-store/generation.ts");
-    const { DEFAULT_INDEX_PARAMS } = await import("../../../src/drivers/vector-store/options.ts");
+    const { Generation } = await import("../../../../src/drivers/vector-store/generation.ts");
+    const { DEFAULT_INDEX_PARAMS } = await import("../../../../src/drivers/vector-store/options.ts");
     const gen = new Generation("c", 1, SPEC, DEFAULT_INDEX_PARAMS, "/nonexistent", () => {});
     gen.pins.hold();
     gen.pins.hold();
@@ -158,7 +158,7 @@ describe("state", () => {
 
 describe("lifecycle", () => {
   test("moves only along its table; a wait ends at its state, or at closed", async () => {
-    const { Lifecycle } = await import("../../../src/drivers/vector-store/lifecycle.ts");
+    const { Lifecycle } = await import("../../../../src/drivers/vector-store/lifecycle.ts");
     const life = new Lifecycle("c/1");
     const woken: string[] = [];
     const ready = life.reached("ready").then(() => woken.push(`ready at ${life.state}`));

@@ -4,8 +4,8 @@
 // store does not open (VectorStore.open), and `vecsync version --check` says why.
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { embedded } from "./embedded.ts";
-import { loadAddon } from "./load.ts";
+import { embedded } from "../../native/embedded.ts";
+import { loadAddon } from "../../native/load.ts";
 
 /** The usearch package's version (its addon has no query for it through the JS wrapper). */
 export function usearchVersion(): string {
@@ -87,7 +87,7 @@ export function openGraph(dims: number, shape: { connectivity: number; expansion
 }
 
 /** The prebuilt binding's place in the repository, for the platforms it is built for. */
-const PREBUILT = join(import.meta.dir, "..", "..", "native", "prebuilt", `${process.platform}-${process.arch}`, "vecsync-graph.node");
+const PREBUILT = join(import.meta.dir, "..", "..", "..", "native", "prebuilt", `${process.platform}-${process.arch}`, "vecsync-graph.node");
 
 let loaded: { addon: GraphAddon; path: string } | { error: Error } | undefined;
 

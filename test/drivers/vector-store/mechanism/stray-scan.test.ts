@@ -1,11 +1,11 @@
 // The strays' codes copied into one buffer for the searches' scan (stray-scan.ts): the copy
 // follows the stray set, so a rewritten or removed stray is scanned as it is now.
 import { describe, expect, test } from "bun:test";
-import { Mirror } from "../../../src/drivers/vector-store/mirror.ts";
-import { CountedSet, StrayCodes } from "../../../src/drivers/vector-store/stray-scan.ts";
-import type { GenerationSpec } from "../../../src/drivers/vector-store/types.ts";
-import { mulberry32 } from "../../../src/shared/prng.ts";
-import { clusteredVectors } from "./helpers.ts";
+import { Mirror } from "../../../../src/drivers/vector-store/mirror.ts";
+import { CountedSet, StrayCodes } from "../../../../src/drivers/vector-store/stray-scan.ts";
+import type { GenerationSpec } from "../../../../src/drivers/vector-store/index.ts";
+import { mulberry32 } from "../../../../src/shared/prng.ts";
+import { clusteredVectors } from "../helpers.ts";
 
 const SPEC: GenerationSpec = { dimensions: 48, numericPk: true, metadata: [{ name: "n", type: "integer" }] };
 

@@ -1,4 +1,4 @@
-// The graph's contract (src/native/usearch.ts `Graph`): vecsync's own usearch binding
+// The graph's contract (src/drivers/vector-store/graph-binding.ts `Graph`): vecsync's own usearch binding
 // (native/graph), the prebuilt copy, or the build named by VECSYNC_TEST_GRAPH_ADDON:
 // scripts/native/check-graph.sh runs this file against a fresh build from source. Then
 // insertions off the event loop, with searches beside them.
@@ -6,11 +6,11 @@ import { describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Graph, graphAddon, graphAddonPath, openGraph, useGraphAddonFrom, usearchVersion } from "../../../src/native/usearch.ts";
-import { HnswIndex, keyOf } from "../../../src/drivers/vector-store/hnsw.ts";
-import type { IndexParams } from "../../../src/drivers/vector-store/types.ts";
-import { mulberry32 } from "../../../src/shared/prng.ts";
-import { loopTurns } from "./helpers.ts";
+import { type Graph, graphAddon, graphAddonPath, openGraph, useGraphAddonFrom, usearchVersion } from "../../../../src/drivers/vector-store/graph-binding.ts";
+import { HnswIndex, keyOf } from "../../../../src/drivers/vector-store/hnsw.ts";
+import type { IndexParams } from "../../../../src/drivers/vector-store/index.ts";
+import { mulberry32 } from "../../../../src/shared/prng.ts";
+import { loopTurns } from "../helpers.ts";
 
 const DIMS = 64;
 const PARAMS: IndexParams = { connectivity: 16, expansionAdd: 64, expansionSearch: 64, threads: 2 };

@@ -1,10 +1,10 @@
 // SearchRequest.explain (docs/vector-tables.md#explain): the figures a search reports agree with
 // the path the planner took, and a search not asked to explain reports nothing.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import type { VectorStore } from "../../../src/drivers/vector-store/index.ts";
-import { bandFor } from "../../../src/drivers/vector-store/planner.ts";
-import type { Metadata, UpsertRow } from "../../../src/drivers/vector-store/types.ts";
-import { clusteredVectors, makeWorld, productRows, SPEC, type World } from "./helpers.ts";
+import type { VectorStore } from "../../../../src/drivers/vector-store/index.ts";
+import { bandFor } from "../../../../src/drivers/vector-store/planner.ts";
+import type { Metadata, UpsertRow } from "../../../../src/drivers/vector-store/index.ts";
+import { clusteredVectors, makeWorld, productRows, SPEC, type World } from "../helpers.ts";
 
 // Builds a 5,000-row HNSW index and calibrates it: slower than bun's 5 s default on a loaded machine.
 setDefaultTimeout(60_000);

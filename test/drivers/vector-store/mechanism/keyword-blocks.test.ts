@@ -2,9 +2,9 @@
 // store must answer exactly through them after any change to a row they hold (its vector, its
 // value, its removal) and after a restart; the cache keeps to its budget, least recently used first.
 import { describe, expect, test } from "bun:test";
-import { type Block, KeywordBlocks } from "../../../src/drivers/vector-store/keyword-blocks.ts";
-import type { GenerationSpec, Metadata, UpsertRow } from "../../../src/drivers/vector-store/types.ts";
-import { clusteredVectors, makeWorld, pks, referenceTopK } from "./helpers.ts";
+import { type Block, KeywordBlocks } from "../../../../src/drivers/vector-store/keyword-blocks.ts";
+import type { GenerationSpec, Metadata, UpsertRow } from "../../../../src/drivers/vector-store/index.ts";
+import { clusteredVectors, makeWorld, pks, referenceTopK } from "../helpers.ts";
 
 describe("the cache", () => {
   const block = (rows: number): Block => ({ rids: new Uint32Array(rows), codes: new Int8Array(rows * 4) });

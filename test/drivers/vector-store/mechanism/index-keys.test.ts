@@ -4,9 +4,9 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { checkIndexFile } from "../../../src/drivers/vector-store/index-file.ts";
-import type { GenerationSpec, UpsertRow } from "../../../src/drivers/vector-store/types.ts";
-import { makeWorld, rng } from "./helpers.ts";
+import { checkIndexFile } from "../../../../src/drivers/vector-store/index-file.ts";
+import type { GenerationSpec, UpsertRow } from "../../../../src/drivers/vector-store/index.ts";
+import { makeWorld, rng } from "../helpers.ts";
 
 const SPEC: GenerationSpec = { dimensions: 32, metadata: [{ name: "n", type: "integer" }], numericPk: true };
 // Small exact cap: the HNSW path answers even on this small data.

@@ -1,6 +1,6 @@
 // Fake time for the store's background work (pace.ts StoreClock): a test moves the clock and the
 // timers and sleeps that come due run, in order, instead of the test waiting in real time.
-import { defaultPacing, Pacer, type StoreClock } from "../../../src/drivers/vector-store/pace.ts";
+import { defaultPacing, Pacer, type StoreClock } from "../../../../src/drivers/vector-store/pace.ts";
 
 export class FakeStoreClock implements StoreClock {
   private ms = 0;

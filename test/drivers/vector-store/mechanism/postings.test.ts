@@ -2,9 +2,9 @@
 // moves and removals, each value's rows are exactly the rows holding it, ascending, each once.
 import { expect, test } from "bun:test";
 import fc from "fast-check";
-import { keywordColumn } from "../../../src/drivers/vector-store/columns.ts";
-import { Mirror } from "../../../src/drivers/vector-store/mirror.ts";
-import { SPEC } from "./helpers.ts";
+import { keywordColumn } from "../../../../src/drivers/vector-store/columns.ts";
+import { Mirror } from "../../../../src/drivers/vector-store/mirror.ts";
+import { SPEC } from "../helpers.ts";
 
 const VALUES = ["a", "b", "c", "d"];
 const op = fc.record({ rid: fc.integer({ min: 0, max: 300 }), value: fc.constantFrom(...VALUES, null) });

@@ -3,11 +3,11 @@
 // store must answer exactly through it, and after any write (the block is then stale, and made
 // again only once writes have paused) exactly as before.
 import { describe, expect, test } from "bun:test";
-import { parseFilter } from "../../../src/drivers/vector-store/filters/index.ts";
-import { Mirror } from "../../../src/drivers/vector-store/mirror.ts";
-import { intervalOf, runOf } from "../../../src/drivers/vector-store/range-blocks.ts";
-import type { GenerationSpec, Metadata, UpsertRow } from "../../../src/drivers/vector-store/types.ts";
-import { clusteredVectors, makeWorld, pks, referenceTopK } from "./helpers.ts";
+import { parseFilter } from "../../../../src/drivers/vector-store/filters/index.ts";
+import { Mirror } from "../../../../src/drivers/vector-store/mirror.ts";
+import { intervalOf, runOf } from "../../../../src/drivers/vector-store/range-blocks.ts";
+import type { GenerationSpec, Metadata, UpsertRow } from "../../../../src/drivers/vector-store/index.ts";
+import { clusteredVectors, makeWorld, pks, referenceTopK } from "../helpers.ts";
 
 const SPEC: GenerationSpec = {
   dimensions: 64,

@@ -2,12 +2,12 @@
 // the HNSW path the moment the upsert returns — before the graph has them — and still after the
 // background steps placed them, after a replacement, and after a restart.
 import { describe, expect, test } from "bun:test";
-import { HnswIndex } from "../../../src/drivers/vector-store/hnsw.ts";
-import { BACKLOG, LaterIndexer } from "../../../src/drivers/vector-store/later.ts";
-import { Mirror } from "../../../src/drivers/vector-store/mirror.ts";
-import { checkStrays } from "../../../src/drivers/vector-store/strays.ts";
+import { HnswIndex } from "../../../../src/drivers/vector-store/hnsw.ts";
+import { BACKLOG, LaterIndexer } from "../../../../src/drivers/vector-store/later.ts";
+import { Mirror } from "../../../../src/drivers/vector-store/mirror.ts";
+import { checkStrays } from "../../../../src/drivers/vector-store/strays.ts";
 import { pacerOn } from "./fake-time.ts";
-import { makeWorld, pks, productRows, SPEC } from "./helpers.ts";
+import { makeWorld, pks, productRows, SPEC } from "../helpers.ts";
 
 describe("happy", () => {
   test("rows written with indexLater are found by their own vector at once, after indexing, and after a restart", async () => {

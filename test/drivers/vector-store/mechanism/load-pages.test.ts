@@ -1,7 +1,7 @@
 import { expect, test, setDefaultTimeout } from "bun:test";
-import { Mirror } from "../../../src/drivers/vector-store/mirror.ts";
-import { LOAD_PAGE_ROWS, readMirror } from "../../../src/drivers/vector-store/restart.ts";
-import { cosine, loopTurns, makeWorld, productRows, SPEC } from "./helpers.ts";
+import { Mirror } from "../../../../src/drivers/vector-store/mirror.ts";
+import { LOAD_PAGE_ROWS, readMirror } from "../../../../src/drivers/vector-store/restart.ts";
+import { cosine, loopTurns, makeWorld, productRows, SPEC } from "../helpers.ts";
 
 setDefaultTimeout(60_000);
 

@@ -1,12 +1,12 @@
 // Per-collection calibration of filtered HNSW depth (calibration.ts): on data where the
 // benchmark-calibrated defaults lose recall, the measurement deepens or replaces the HNSW path.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { isStale } from "../../../src/drivers/vector-store/calibration.ts";
-import type { VectorStore } from "../../../src/drivers/vector-store/index.ts";
-import { bandFor, type Calibration } from "../../../src/drivers/vector-store/planner.ts";
-import type { UpsertRow } from "../../../src/drivers/vector-store/types.ts";
-import { groundTruth, makeDataset, recallAt, type Dataset } from "../../../scripts/bench/lib/data.ts";
-import { makeWorld } from "./helpers.ts";
+import { isStale } from "../../../../src/drivers/vector-store/calibration.ts";
+import type { VectorStore } from "../../../../src/drivers/vector-store/index.ts";
+import { bandFor, type Calibration } from "../../../../src/drivers/vector-store/planner.ts";
+import type { UpsertRow } from "../../../../src/drivers/vector-store/index.ts";
+import { groundTruth, makeDataset, recallAt, type Dataset } from "../../../../scripts/bench/lib/data.ts";
+import { makeWorld } from "../helpers.ts";
 
 // Builds a 20,000-row HNSW index: slower than bun's 5 s default on a loaded 2-core machine.
 setDefaultTimeout(60_000);
