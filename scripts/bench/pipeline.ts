@@ -59,8 +59,13 @@ const TRACE = arg("--trace");
  * that order (the stream starved by queries: p50 6 s, p99 15 s at 500/s), not the machine's noise.
  */
 const SMOKE_MAX_P99_MS = arg("--smoke-max-p99-ms") ? Number(arg("--smoke-max-p99-ms")) : null;
-/** `--profile DIR`: the service runs under Bun's CPU profiler and writes a markdown profile to DIR when it stops. */
-const PROFILE = arg("--profile");
+/**
+ * `--profile DIR`: the service runs under Bun's CPU profiler and writes a markdown profile to DIR
+ * when it stops; `--profile-json DIR` a .cpuprofile sampled every 250 µs instead, whose busy
+ * stretches `bun run scripts/bench/holds.ts` lists (what held the event loop, in order).
+ */
+const PROFILE = arg("--profile") ?? arg("--profile-json");
+const PROFILE_FLAGS = arg("--profile-json") ? ["--cpu-prof", "--cpu-prof-interval=250"] : ["--cpu-prof-md"];
 /** `--cdc-rows`: the cdc table's size (default: what the load needs, and N/10 up to 100,000). */
 const CDC_ROWS = CDC_ON ? Math.max(cdcRowsNeeded(CDC), Number(arg("--cdc-rows") ?? 0), Math.min(100_000, Math.ceil(ROWS / 10))) : 0;
 const SYNC_INTERVAL_SEC = 10;
@@ -132,7 +137,7 @@ try {
     {
       env: { VECSYNC_SYNC_INTERVAL: String(SYNC_INTERVAL_SEC), VECSYNC_LOG_LEVEL: TRACE ? "info" : "warn" },
       logTo: TRACE ? `${TRACE}.service.log` : undefined,
-      cmd: PROFILE ? [BUN, "--cpu-prof-md", `--cpu-prof-dir=${PROFILE}`, join(ROOT, "src/main.ts")] : undefined,
+      cmd: PROFILE ? [BUN, ...PROFILE_FLAGS, `--cpu-prof-dir=${PROFILE}`, join(ROOT, "src/main.ts")] : undefined,
       // A profiled service writes its profile as it exits: give it the time its shutdown takes.
       stopWaitMs: PROFILE ? 60_000 : 5000,
     },

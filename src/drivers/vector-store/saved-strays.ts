@@ -2,8 +2,8 @@
 // rows not yet searched for (sweeper.ts), saved beside the file so that a load serves them at once
 // and, when the list is whole, checks only the rows it adds instead of sweeping every row. Here:
 // what the list holds, how many rows it may list, and which.
-import type { HnswIndex } from "./hnsw.ts";
 import { searchBreadth } from "./planner.ts";
+import type { IndexParams } from "./types.ts";
 
 /**
  * Rows a description lists: strays and rows not yet searched for (a fill's), up to this many.
@@ -52,35 +52,38 @@ export interface StrayState {
 }
 
 /** The stray list of `index` as it stands, with what the generation knows of it. */
-export function savedStrays(index: HnswIndex, strays: StrayState): SavedStrays {
+export function savedStrays(index: { strays: ReadonlySet<number>; liveSize: number; params: IndexParams }, strays: StrayState): SavedStrays {
   // Rows not yet searched for may be strays: listed, a restart scores them exactly until its sweep.
   const cap = savedStraysCap(index.liveSize, strays.checkedAll);
-  const listed = firstDistinct(index.strays, strays.unverifiedRows, cap + 1);
-  return {
-    rows: listed.slice(0, cap),
-    whole: strays.checkedAll && listed.length <= cap,
-    sweepMs: Math.round(strays.sweepMs),
-    depth: searchBreadth(index.liveSize, index.params.expansionSearch),
-  };
+  const rows = firstDistinct(index.strays, strays.unverifiedRows, cap + 1);
+  const whole = strays.checkedAll && rows.length <= cap;
+  rows.length = Math.min(rows.length, cap); // in place: a copy of 100,000 held the loop 3-8 ms
+  return { rows, whole, sweepMs: Math.round(strays.sweepMs), depth: searchBreadth(index.liveSize, index.params.expansionSearch) };
 }
 
 /**
  * The first `max` distinct rids of `a`, then of `b`. A fill's rows wait unverified for the sweep
- * after it (sweeper.ts), a million of them by the end of a 1M-row fill: their union with the strays
- * made whole took ~0.7 s of the event loop at 1M (a probe, the machine busy), at each of a
- * fill's ~50 checkpoints (a checkpoint every 1/16 of the keys, restart.ts).
+ * after it (sweeper.ts), a million of them by the end of a 1M-row fill, the same row once per
+ * write. `b`'s are told apart by marks indexed by rid (rids are small and dense): their union in
+ * a Set held the event loop 11-37 ms at each checkpoint of a 200k-row fill, the longest holds a
+ * query met there (`bench pipeline --profile-json`, scripts/bench/holds.ts).
  */
-function firstDistinct(a: Set<number>, b: readonly number[], max: number): number[] {
-  const out = new Set<number>();
+function firstDistinct(a: ReadonlySet<number>, b: readonly number[], max: number): number[] {
+  const out: number[] = [];
   for (const rid of a) {
-    if (out.size >= max) break;
-    out.add(rid);
+    if (out.length >= max) return out;
+    out.push(rid);
   }
+  let top = 0;
+  for (const rid of b) if (rid > top) top = rid;
+  const seen = new Uint8Array(top + 1);
   for (const rid of b) {
-    if (out.size >= max) break;
-    out.add(rid);
+    if (out.length >= max) break;
+    if (seen[rid] === 1 || a.has(rid)) continue;
+    seen[rid] = 1;
+    out.push(rid);
   }
-  return [...out];
+  return out;
 }
 
 /** Does a description read from disk hold a stray list of this shape? */
