@@ -15,10 +15,14 @@ const STORE = "src/drivers/vector-store/";
 /** Tests inside the store's boundary: each tests the mechanism that holds an invariant, by its own module. */
 const MECHANISM = "test/drivers/vector-store/mechanism/";
 
-/** Imports of the store's files other than its index.ts, from files outside the store. */
-function intoStore(g: ImportGraph): string[] {
-  return [...g].flatMap(([from, targets]) => (from.startsWith(STORE) ? [] : [...targets].filter((to) => to.startsWith(STORE) && to !== `${STORE}index.ts`).map((to) => `${from} → ${to}`)));
+/** The imports of `g` from a file `from` accepts to a file `to` accepts, as `from → to`. */
+function edges(g: ImportGraph, from: (file: string) => boolean, to: (file: string) => boolean): string[] {
+  return [...g].flatMap(([file, targets]) => (from(file) ? [...targets].filter(to).map((target) => `${file} → ${target}`) : []));
 }
+
+/** Imports of the store's files other than its index.ts, from files outside the store. */
+const intoStore = (g: ImportGraph) => edges(g, (file) => !file.startsWith(STORE), (to) => to.startsWith(STORE) && to !== `${STORE}index.ts`);
+const BOTTOM = /^src\/(shared|native)\//;
 
 describe("imports", () => {
   test("no circle crosses folders", () => {
@@ -48,14 +52,12 @@ describe("imports", () => {
     const outside = intoStore(tree).filter((line) => !line.startsWith(MECHANISM));
     expect(outside).toEqual([]);
     // and the mechanism tests are the store's own: they test nothing else
-    const elsewhere = [...tree].flatMap(([from, targets]) => (from.startsWith(MECHANISM) ? [...targets].filter((to) => to.startsWith("src/") && !to.startsWith(STORE) && to !== "src/shared/prng.ts").map((to) => `${from} → ${to}`) : []));
+    const elsewhere = edges(tree, (file) => file.startsWith(MECHANISM), (to) => to.startsWith("src/") && !to.startsWith(STORE) && to !== "src/shared/prng.ts");
     expect(elsewhere).toEqual([]);
   });
 
   test("the vector store imports only itself, shared/ and native/ (the layers that import nothing of the service)", () => {
-    const out = [...graph].flatMap(([from, targets]) => (from.startsWith(STORE) ? [...targets].filter((to) => !to.startsWith(STORE) && !to.startsWith("src/shared/") && !to.startsWith("src/native/")).map((to) => `${from} → ${to}`) : []));
-    expect(out).toEqual([]);
-    const below = [...graph].flatMap(([from, targets]) => (/^src\/(shared|native)\//.test(from) ? [...targets].filter((to) => !/^src\/(shared|native)\//.test(to)).map((to) => `${from} → ${to}`) : []));
-    expect(below).toEqual([]);
+    expect(edges(graph, (file) => file.startsWith(STORE), (to) => !to.startsWith(STORE) && !BOTTOM.test(to))).toEqual([]);
+    expect(edges(graph, (file) => BOTTOM.test(file), (to) => !BOTTOM.test(to))).toEqual([]);
   });
 });
