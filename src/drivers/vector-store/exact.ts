@@ -6,7 +6,7 @@
 // A compact mirror (mirror.ts) has codes only: every function here then scores by the codes'
 // cosine, and search.ts makes the final candidates' scores exact from libSQL (refine.ts).
 import { exactSearch, type Matches, MetricKind } from "usearch";
-import type { Block } from "./keyword-blocks.ts";
+import { type ColumnOrder, codesFrom, type Run } from "./column-order.ts";
 import { GATHER_ROWS, type Mirror } from "./mirror.ts";
 import { quantizeQuery } from "./quantize.ts";
 
@@ -75,8 +75,8 @@ export function scanTopK(mirror: Mirror, query: Float32Array, rids: ArrayLike<nu
 }
 
 /**
- * `scanTopK` over rows whose codes already lie in order in buffers of their own (keyword blocks,
- * a range block's run): `codes(from)` hands over those of rids[from] and the rows after it, as
+ * `scanTopK` over rows whose codes already lie in order in buffers of their own (a column
+ * order's runs): `codes(from)` hands over those of rids[from] and the rows after it, as
  * many as one buffer holds. One native scan per buffer and no gather.
  */
 export function runTopK(mirror: Mirror, query: Float32Array, rids: ArrayLike<number>, codes: (from: number) => Int8Array, k: number): Candidate[] {
@@ -86,24 +86,35 @@ export function runTopK(mirror: Mirror, query: Float32Array, rids: ArrayLike<num
   return mirror.hasFloats ? cutWithTies(rescore(mirror, query, best.map((c) => c.rid)), k) : best;
 }
 
-/** `runTopK` over keyword blocks (keyword-blocks.ts). */
-export function blocksTopK(mirror: Mirror, query: Float32Array, all: Block[], k: number): Candidate[] {
-  const blocks = all.filter((b) => b.rids.length > 0);
-  const starts = new Map<number, Int8Array>();
+/**
+ * The exact top-k of a column order's runs (column-order.ts): each buffer of codes scanned where it
+ * lies, a few rows scored in f32 outright (as nearestOf does).
+ */
+export function orderTopK(mirror: Mirror, query: Float32Array, order: ColumnOrder, runs: Run[], k: number): Candidate[] {
+  const rids = runs.length === 1 ? order.rids.subarray(runs[0]!.from, runs[0]!.to) : concatRuns(order.rids, runs);
+  if (rids.length <= SCAN_MIN_ROWS) return exactTopK(mirror, query, rids, k);
+  // Where each run starts among `rids`: codes(at) hands over the run holding `at`, up to its end.
+  const starts: number[] = [];
   let at = 0;
-  for (const block of blocks) {
-    starts.set(at, block.codes);
-    at += block.rids.length;
+  for (const run of runs) {
+    starts.push(at);
+    at += run.to - run.from;
   }
-  return runTopK(mirror, query, blocks.length === 1 ? blocks[0]!.rids : concatRids(blocks), (from) => starts.get(from)!, k);
+  // runTopK asks for ascending `from`: the run holding it only moves forward.
+  let r = 0;
+  return runTopK(mirror, query, rids, (from) => {
+    while (r + 1 < runs.length && starts[r + 1]! <= from) r++;
+    const run = runs[r]!;
+    return codesFrom(order, mirror.dims, run.from + from - starts[r]!, run.to);
+  }, k);
 }
 
-function concatRids(blocks: Block[]): Uint32Array {
-  const out = new Uint32Array(blocks.reduce((n, b) => n + b.rids.length, 0));
+function concatRuns(rids: Uint32Array, runs: Run[]): Uint32Array {
+  const out = new Uint32Array(runs.reduce((n, run) => n + run.to - run.from, 0));
   let at = 0;
-  for (const block of blocks) {
-    out.set(block.rids, at);
-    at += block.rids.length;
+  for (const run of runs) {
+    out.set(rids.subarray(run.from, run.to), at);
+    at += run.to - run.from;
   }
   return out;
 }

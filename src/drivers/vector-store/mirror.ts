@@ -11,11 +11,12 @@
 // codes' cosines, close but not exact; search.ts reads the few final candidates' f32 vectors and
 // texts back from libSQL (refine.ts) and returns exact scores as before. A compact mirror then
 // reads the codes of the rows the index holds from the index itself (`lend`, lent-codes.ts).
+import { ColumnOrders } from "./column-order.ts";
+import { realClock } from "./pace.ts";
 import { quantizeInto } from "./quantize.ts";
 import type { HnswIndex } from "./hnsw.ts";
 import { keepsTooMany, type LentCodes, lendFrom } from "./lent-codes.ts";
 import { RowFields } from "./row-fields.ts";
-import { ScanBlocks } from "./scan-blocks.ts";
 import { GATHER_ROWS, VectorSlabs } from "./vector-slabs.ts";
 import type { GenerationSpec, MetadataValue } from "./types.ts";
 
@@ -38,11 +39,11 @@ export function normalizeInPlace(data: Float32Array, from: number, dims: number)
 export interface MirrorMemory {
   /** Most bytes of f32 vectors kept (live rows × dims × 4) before the mirror turns compact (default: no limit). */
   floatBytes?: number;
-  /** How long writes must have paused before a range block is made again (default RANGE_QUIET_MS). */
-  rangeQuietMs?: number;
+  /** How long writes must have paused before a column order is made again (default ORDER_QUIET_MS). */
+  orderQuietMs?: number;
   /** Between steps of background work (the keyword fill): the generation's turn for the foreground (pace.ts). */
   turn?: () => Promise<void>;
-  /** The generation's clock (pace.ts StoreClock.now): when writes last touched the range blocks. */
+  /** The generation's clock (pace.ts StoreClock.now): when writes last changed the rows the orders hold. */
   now?: () => number;
 }
 
@@ -60,8 +61,8 @@ export class Mirror extends RowFields {
   /** Each row's vector version (its `vec_seq`): with the rid it names the row's index key (hnsw.ts). */
   private versions: Float64Array;
   private capacity: number;
-  /** Contiguous copies of codes for the exact path (scan-blocks.ts), told of every row's change. */
-  readonly blocks: ScanBlocks;
+  /** Rows in a column's value order with their codes, for the exact path (column-order.ts), told of every row's change. */
+  readonly orders: ColumnOrders;
   liveCount = 0;
   override ridEnd = 0;
 
@@ -74,7 +75,7 @@ export class Mirror extends RowFields {
     this.capacity = initialRows;
     this.live = new Uint8Array(initialRows);
     this.versions = new Float64Array(initialRows);
-    this.blocks = new ScanBlocks(this, spec.metadata, (c) => this.column(c), memory.rangeQuietMs, memory.now);
+    this.orders = new ColumnOrders(this, (c) => this.column(c), memory.now ?? realClock.now, memory.orderQuietMs);
   }
 
   private ensure(rid: number): void {
@@ -168,17 +169,16 @@ export class Mirror extends RowFields {
     this.dropTexts();
   }
 
-  /** set() calls it after writing the codes: the old values' blocks go for the codes, the new ones' for their rows. */
+  /** set() calls it after writing the codes. */
   setMetadata(rid: number, metadata: MetadataValue[]): void {
     this.ensure(rid);
-    this.blocks.touch(rid);
+    this.orders.touch();
     this.writeMetadata(rid, metadata);
-    this.blocks.touch(rid);
   }
 
   remove(rid: number): void {
     if (this.live[rid] !== 1) return;
-    this.blocks.touch(rid);
+    this.orders.touch();
     this.live[rid] = 0;
     this.liveCount--;
     this.lent?.delete(rid);
@@ -273,6 +273,6 @@ export class Mirror extends RowFields {
   /** An estimate (of the fields' strings: row-fields.ts fieldBytes). */
   bytes(): number {
     const vectors = this.vectors.bytes() + (this.lent?.bytes() ?? 0);
-    return vectors + this.live.byteLength + this.versions.byteLength + this.fieldBytes() + this.blocks.bytes();
+    return vectors + this.live.byteLength + this.versions.byteLength + this.fieldBytes() + this.orders.bytes();
   }
 }

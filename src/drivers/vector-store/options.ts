@@ -43,8 +43,8 @@ export interface VectorStoreOptions {
    * background after a filtered search finds the measurement missing or stale (default true).
    */
   autoCalibrate?: boolean;
-  /** How long writes must have paused before a range filter's block is made again (range-blocks.ts; default RANGE_QUIET_MS). */
-  rangeQuietMs?: number;
+  /** How long writes must have paused before a filter's column order is made again (column-order.ts; default ORDER_QUIET_MS). */
+  orderQuietMs?: number;
   /**
    * The process's foreground (shared/foreground.ts): requests and sync that background work
    * gives way to. One per process, shared with the service (`services.foreground`).

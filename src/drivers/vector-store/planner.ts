@@ -90,14 +90,14 @@ export function exactCostUs(matches: number, dims: number): number {
 }
 
 /**
- * The exact path over `matches` rows of keyword or range blocks (scan-blocks.ts), in µs: native
+ * The exact path over `matches` rows of a column order's runs (column-order.ts), in µs: native
  * i8 scans of contiguous codes (100k × 512: 5,000 rows 0.19 ms) and the f32 re-score of the best 40.
  */
-export function blockScanUs(matches: number, dims: number): number {
-  return BLOCK_FIXED_US + matches * BLOCK_ROW_US * (dims / 384);
+export function orderScanUs(matches: number, dims: number): number {
+  return ORDER_FIXED_US + matches * ORDER_ROW_US * (dims / 384);
 }
-const BLOCK_FIXED_US = 20;
-const BLOCK_ROW_US = 0.028;
+const ORDER_FIXED_US = 20;
+const ORDER_ROW_US = 0.028;
 
 /**
  * The cost model above, in µs: one HNSW search for `kq` results, plus the quadratic term that
@@ -231,12 +231,12 @@ export function planUnfiltered(input: PlanInput): ExactPlan | HnswPlan {
 
 /**
  * Routes a filtered search by its match count: known (knownMatches) or estimated (`pred` sampled
- * over the mirror, or a range block's run). `blocks`: the known matches are scanned from keyword
- * or range blocks (scan-blocks.ts), exact and cheap enough to take over from HNSW wherever they cost less.
+ * over the mirror, or counted by a column order). `ordered`: the known matches are runs of a column
+ * order (column-order.ts), scanned exactly and cheaply enough to take over from HNSW wherever they cost less.
  */
-export function planFiltered(input: PlanInput, pred: Predicate<number>, mirror: Mirror, known: number | null = null, blocks = false): Plan {
+export function planFiltered(input: PlanInput, pred: Predicate<number>, mirror: Mirror, known: number | null = null, ordered = false): Plan {
   if (!input.indexReady) return { path: "exact" };
-  return planSelective(input, filteredSelectivity(input, pred, mirror, known), known, blocks);
+  return planSelective(input, filteredSelectivity(input, pred, mirror, known), known, ordered);
 }
 
 /** The share of live rows a filter matches, as planFiltered routes by it: known, or sampled (closer near the cap). */
@@ -246,14 +246,14 @@ export function filteredSelectivity(input: PlanInput, pred: Predicate<number>, m
 }
 
 /** planFiltered with the selectivity already estimated (search.ts keeps it for explain). */
-export function planSelective(input: PlanInput, selectivity: number, known: number | null, blocks: boolean): Plan {
+export function planSelective(input: PlanInput, selectivity: number, known: number | null, ordered: boolean): Plan {
   if (!input.indexReady) return { path: "exact" };
   const cap = exactCap(input.k, input.liveRows, input.capScale, input.dims);
   const route = routeFiltered(selectivity, input.liveRows, cap);
-  if (route.path === "hnsw" && known !== null && blocks) {
+  if (route.path === "hnsw" && known !== null && ordered) {
     const hnsw = planCalibrated(input, selectivity);
     const scale = input.capScale ?? 1;
-    return hnsw.path === "exact" || blockScanUs(known, input.dims) <= scale * hnswCostUs(hnsw.firstKq, input.dims) ? { path: "exact" } : hnsw;
+    return hnsw.path === "exact" || orderScanUs(known, input.dims) <= scale * hnswCostUs(hnsw.firstKq, input.dims) ? { path: "exact" } : hnsw;
   }
   if (route.path === "hnsw") return planCalibrated(input, selectivity);
   // Overflowing the read means at least limit + 1 matches: the estimate rises to that.

@@ -1,11 +1,11 @@
 // What the mirror keeps of each row beside its vector, indexed by rid: its typed metadata
 // (columns.ts), its primary key and, while the mirror has its f32 vectors, its embedded text; and
 // what is read from them by value: the rows per keyword value (the planner's known match counts,
-// postings.ts) and the keyword postings (keyword-postings.ts).
+// columns.ts) and the keyword postings (keyword-postings.ts).
 // The mirror (mirror.ts) extends this class rather than holding one, so that its readers (search,
 // planner, keyword ranking) read a row whole from the mirror as before. The mirror says which rows
 // are live and whether it is compact, and writes each row's fields from its own set() and
-// remove(), so the order of a row's changes (codes, blocks, fields, liveness) stays in one place.
+// remove(), so the order of a row's changes (codes, orders, fields, liveness) stays in one place.
 import type { ColumnAccess } from "./filters/index.ts";
 import { booleanColumn, type ColumnStore, keywordColumn, numberColumn } from "./columns.ts";
 import { KeywordPostings } from "./keyword-postings.ts";
@@ -39,11 +39,11 @@ export abstract class RowFields {
     private readonly turn: () => Promise<void>,
   ) {
     this.columns = spec.metadata.map((c) =>
-      c.type === "keyword" ? keywordColumn() : c.type === "boolean" ? booleanColumn(initialRows) : numberColumn(initialRows),
+      c.type === "keyword" ? keywordColumn(initialRows) : c.type === "boolean" ? booleanColumn(initialRows) : numberColumn(initialRows),
     );
   }
 
-  /** The store of metadata column `c` (scan-blocks.ts groups rows by its values). */
+  /** The store of metadata column `c` (column-order.ts sorts rows by its keys). */
   protected column(c: number): ColumnStore {
     return this.columns[c]!;
   }
@@ -120,20 +120,13 @@ export abstract class RowFields {
     return this.columns[column]?.count?.(value) ?? null;
   }
 
-  /**
-   * Live rows whose keyword column `column` holds one of `values`, ascending; null when the
-   * column is not a keyword column (postings.ts).
-   */
+  /** Live rows whose keyword column `column` holds one of `values`, ascending; null when the column is not a keyword column. */
   keywordRids(column: number, values: readonly MetadataValue[]): Uint32Array | null {
-    const store = this.columns[column];
-    if (!store?.rids) return null;
-    const lists = [...new Set(values)].map((v) => store.rids!(v));
-    if (lists.length === 1) return lists[0]!;
-    const out = new Uint32Array(lists.reduce((n, l) => n + l.length, 0));
-    let at = 0;
-    for (const list of lists) out.set(list, (at += list.length) - list.length);
-    return out.sort(); // values are distinct, so their rows are too
+    return this.columns[column]?.rids?.(values) ?? null;
   }
+
+  /** A filter value's key on column `column` (column-order.ts); null when no row can hold it. */
+  readonly keyOf = (column: number, value: MetadataValue): number | null => this.columns[column]?.keyOf?.(value) ?? null;
 
   metadataOf(rid: number): Metadata {
     const out: Metadata = {};

@@ -8,7 +8,8 @@
 import type { Client } from "@libsql/client";
 import { comparePk } from "./pk-order.ts";
 import { VectorStoreError } from "./errors.ts";
-import { blocksTopK, type Candidate, cutWithTies, exactTopK, rescore, runTopK, SCAN_MIN_ROWS, scanTopK } from "./exact.ts";
+import { type ColumnOrder, type Run, runOf, spansOf } from "./column-order.ts";
+import { type Candidate, cutWithTies, exactTopK, orderTopK, rescore, SCAN_MIN_ROWS, scanTopK } from "./exact.ts";
 import { emptyExplain, explainSearch, sqlExplain } from "./explain.ts";
 import { compilePredicate, compileSql, type FilterNode, metadataColumnName, type Predicate } from "./filters/index.ts";
 import type { HnswIndex } from "./hnsw.ts";
@@ -18,7 +19,6 @@ import { knownMatches, valuesOf } from "./selectivity.ts";
 import { quantizeQuery } from "./quantize.ts";
 import { countMatching, matchingRids } from "./reads.ts";
 import { refine, refineRows } from "./refine.ts";
-import { codesFrom, intervalOf, type RangeBlock, runOf } from "./range-blocks.ts";
 import { type GenerationRef, readMetadataValue } from "./rows.ts";
 import { generationTables } from "./schema.ts";
 import type { CollectionStatus, Metadata, SearchHit, SearchPath, SearchRequest, SearchResult } from "./types.ts";
@@ -49,24 +49,27 @@ interface Found {
 
 /**
  * A search's parsed filter (compiled to SQL for the exact path's rid read), its predicate over
- * the mirror, and, for a numeric range with a current range block, the run of the block it is.
+ * the mirror, and, for a filter on one column with a current column order, its runs there.
  */
 interface Filter {
   node: FilterNode;
   pred: Predicate<number>;
-  run: RangeRun | null;
+  ordered: Ordered | null;
 }
 
-interface RangeRun {
-  block: RangeBlock;
-  from: number;
-  to: number;
+interface Ordered {
+  order: ColumnOrder;
+  runs: Run[];
+  /** The rows in the runs: the filter's exact match count. */
+  rows: number;
 }
 
-function rangeRun(node: FilterNode, mirror: Mirror): RangeRun | null {
-  const iv = intervalOf(node);
-  const block = iv ? mirror.blocks.range(iv.column) : null;
-  return block ? { block, ...runOf(block.values, iv!) } : null;
+function orderedRuns(node: FilterNode, mirror: Mirror): Ordered | null {
+  const spans = spansOf(node, mirror.keyOf);
+  const order = spans && mirror.orders.get(spans.column);
+  if (!order) return null;
+  const runs = spans!.spans.map((span) => runOf(order.keys, span)).filter((run) => run.to > run.from);
+  return { order, runs, rows: runs.reduce((n, run) => n + run.to - run.from, 0) };
 }
 
 /**
@@ -89,10 +92,10 @@ export async function searchGeneration(client: Client, gen: SearchTarget, req: S
     capScale,
     exactTop: req.exactTop,
   };
-  const filter = node ? { node, pred: compilePredicate(node, mirror.access), run: rangeRun(node, mirror) } : null;
+  const filter = node ? { node, pred: compilePredicate(node, mirror.access), ordered: orderedRuns(node, mirror) } : null;
   // Exact match counts, and whether the exact path would scan them from contiguous codes.
-  const known = !filter ? null : filter.run ? filter.run.to - filter.run.from : knownMatches(filter.node, mirror);
-  const scannable = known !== null && (filter?.run !== null || mirror.blocks.keywordFits(known));
+  const known = !filter ? null : filter.ordered ? filter.ordered.rows : knownMatches(filter.node, mirror);
+  const scannable = filter?.ordered != null;
   // The filter's estimated share of the rows; a rebuilding index plans exact without one, so it is
   // sampled then only for explain (1 stands unused otherwise).
   const selectivity = filter && (input.indexReady || req.explain) ? filteredSelectivity(input, filter.pred, mirror, known) : 1;
@@ -133,28 +136,18 @@ async function run(client: Client, gen: SearchTarget, query: Float32Array, req: 
   const limit = plan.path === "exact-bounded" ? plan.limit : Infinity;
   // Rows scored so far: a step whose answer is not taken still did its work (Found.examined).
   let scored = 0;
-  // A numeric range whose block still holds the rows as they are: its run, scanned in place.
-  const span = filter.run && mirror.blocks.isCurrent(filter.run.block) ? filter.run : null;
-  if (span && span.to - span.from <= limit) {
-    const { block, from, to } = span;
-    const rids = block.rids.subarray(from, to);
-    // A few rows are scored in f32 outright, as nearestOf does.
-    const chosen = rids.length > SCAN_MIN_ROWS ? runTopK(mirror, query, rids, (at) => codesFrom(block, mirror.dims, from + at, to), keep) : exactTopK(mirror, query, rids, keep);
-    scored += rids.length;
+  // A filter with a column order that still holds the rows as they are: its runs, scanned in place.
+  const ordered = filter.ordered && mirror.orders.isCurrent(filter.ordered.order) ? filter.ordered : null;
+  if (ordered && ordered.rows <= limit) {
+    const chosen = orderTopK(mirror, query, ordered.order, ordered.runs, keep);
+    scored += ordered.rows;
     if (chosen.every((c) => filter.pred(c.rid))) return { candidates: chosen, path: "exact-memory", examined: scored };
   }
+  // A keyword `=` / `in` finds its rows in the mirror's column (columns.ts): no SQL, no await.
   const one = valuesOf(filter.node);
-  // A keyword `=` / `in` reads its rows from the mirror (postings.ts): no SQL, no await; enough
-  // of them are scanned from contiguous copies of their codes (keyword-blocks.ts).
   const inMemory = one ? mirror.keywordRids(one.column, one.values) : null;
   const matching = inMemory ? { count: inMemory.length, rids: inMemory } : await matchingRids(client, gen, compileSql(filter.node, gen.spec.metadata), limit);
   if (plan.path === "exact-bounded" && matching.count > limit) return examinedToo(scored, await run(client, gen, query, req, plan.beyond, filter, keep));
-  const blocks = one && inMemory ? mirror.blocks.keyword(one.column, one.values) : null;
-  if (blocks) {
-    const chosen = blocksTopK(mirror, query, blocks, keep);
-    for (const block of blocks) scored += block.rids.length;
-    if (chosen.every((c) => filter.pred(c.rid))) return { candidates: chosen, path: "exact-memory", examined: scored };
-  }
   // Writes may land during the await (and SQL may see a commit the mirror has yet to apply): only
   // rids still live and still matching in the mirror count. The predicate is checked on the
   // chosen rows, not on every match (5,000 matches cost ~0.6 ms of predicate calls): if they

@@ -27,11 +27,11 @@ export class VectorStore {
     indexDir: string,
     params: Partial<IndexParams> | undefined,
     private readonly log: StoreLog,
-    private readonly tuning: { exactCapScale?: number; floatMirrorBytes: number; autoCalibrate: boolean; rangeQuietMs?: number },
+    private readonly tuning: { exactCapScale?: number; floatMirrorBytes: number; autoCalibrate: boolean; orderQuietMs?: number },
     private readonly pacing: Pacing,
   ) {
     const indexParams = { ...DEFAULT_INDEX_PARAMS, ...params };
-    const memory = { floatBytes: tuning.floatMirrorBytes, rangeQuietMs: tuning.rangeQuietMs };
+    const memory = { floatBytes: tuning.floatMirrorBytes, orderQuietMs: tuning.orderQuietMs };
     const newGeneration = (collection: string, generation: number, spec: GenerationSpec) =>
       new Generation(collection, generation, spec, indexParams, indexDir, log, { memory, pacing });
     this.collections = new Collections(client, newGeneration, log);
@@ -44,7 +44,7 @@ export class VectorStore {
       exactCapScale: opts.exactCapScale,
       floatMirrorBytes: opts.floatMirrorBytes ?? DEFAULT_FLOAT_MIRROR_BYTES,
       autoCalibrate: opts.autoCalibrate ?? true,
-      rangeQuietMs: opts.rangeQuietMs,
+      orderQuietMs: opts.orderQuietMs,
     }, { clock: opts.clock ?? realClock, foreground: opts.foreground ?? new Foreground() });
     await store.collections.open();
     return store;

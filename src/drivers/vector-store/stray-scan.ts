@@ -6,7 +6,7 @@
 // row is rewritten or deleted leaves the set first, generation.ts retireVersions).
 import { exactSearch, type Matches, MetricKind } from "usearch";
 import type { Candidate } from "./exact.ts";
-import { codesOf } from "./keyword-blocks.ts";
+import { codesOf } from "./column-order.ts";
 import type { Mirror } from "./mirror.ts";
 import { quantizeQuery } from "./quantize.ts";
 

@@ -41,9 +41,9 @@ async function filteredRecall(store: VectorStore, data: Dataset, percent: number
 
 describe("calibration", () => {
   test("many small clusters: filtered recall below 0.97 with the defaults, ≥ 0.98 once measured", async () => {
-    // No range blocks: one is made once writes have paused long enough (scan-blocks.ts), and its
+    // No column orders: one is made once writes have paused long enough (column-order.ts), and its
     // exact scan can then undercut HNSW part way through the searches, on a slow machine only.
-    await using world = await makeWorld({ rangeQuietMs: 1e9 });
+    await using world = await makeWorld({ orderQuietMs: 1e9 });
     const store = await world.open();
     // 2,000 clusters of ~10 rows: a filtered top-10 spreads over clusters the i8 graph orders loosely
     const data = makeDataset(N, DIMS, QUERIES, 7, 2000);

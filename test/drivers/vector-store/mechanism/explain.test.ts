@@ -38,7 +38,7 @@ describe.each(MIRRORS)("exact paths, %s mirror", (_, memory) => {
     expect(found.explain).toEqual({ estimatedMatches: 300, candidatesExamined: 300, expectedRecall: 1 });
   });
 
-  test("a selective keyword filter: its exact count, the matching rows scored; a broad one scanned from its blocks likewise", async () => {
+  test("a selective keyword filter: its exact count, the matching rows scored; a broad one scanned from its column order likewise", async () => {
     await using w = await makeWorld(memory);
     const store = await w.open({ exactCapScale: 1e9 });
     await store.createCollection("c", SPEC);
@@ -49,7 +49,7 @@ describe.each(MIRRORS)("exact paths, %s mirror", (_, memory) => {
     const selective = await store.search("c", { vector: queries[1]!, k: 10, filter: { category: "rare" }, explain: true });
     expect(selective.path).toBe("exact-memory");
     expect(selective.explain).toEqual({ estimatedMatches: rare, candidatesExamined: rare, expectedRecall: 1 });
-    // ~850 rows: past BLOCK_MIN_ROWS, so scanned from a keyword block (search.ts run)
+    // ~850 rows, every one scored: from the column order once writes have paused, else from the column (search.ts run)
     const books = matching(all, (m) => m.category === "books");
     const broad = await store.search("c", { vector: queries[1]!, k: 10, filter: { category: "books" }, explain: true });
     expect(broad.path).toBe("exact-memory");
@@ -85,8 +85,8 @@ describe("HNSW", () => {
   let store: VectorStore;
   beforeAll(async () => {
     w = await makeWorld();
-    // No range blocks (they would count a range filter exactly): the filter below is sampled.
-    store = await w.open({ rangeQuietMs: 1e9 });
+    // No column orders (they would count a range filter exactly): the filter below is sampled.
+    store = await w.open({ orderQuietMs: 1e9 });
     await store.createCollection("c", SPEC);
     await store.upsert("c", all);
     await store.whenReady("c");

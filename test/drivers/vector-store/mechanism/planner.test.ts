@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { compilePredicate, parseFilter } from "../../../../src/drivers/vector-store/filters/index.ts";
 import { checkDepths } from "../../../../src/drivers/vector-store/self-search.ts";
 import { Mirror } from "../../../../src/drivers/vector-store/mirror.ts";
-import { blockScanUs, exactCap, hnswCostUs, type PlanInput, planFiltered, planUnfiltered, rerankWant, routeFiltered, searchBreadth } from "../../../../src/drivers/vector-store/planner.ts";
+import { orderScanUs, exactCap, hnswCostUs, type PlanInput, planFiltered, planUnfiltered, rerankWant, routeFiltered, searchBreadth } from "../../../../src/drivers/vector-store/planner.ts";
 import { estimateSelectivity, knownMatches } from "../../../../src/drivers/vector-store/selectivity.ts";
 import type { GenerationSpec } from "../../../../src/drivers/vector-store/index.ts";
 
@@ -111,12 +111,12 @@ describe("happy", () => {
     expect(planFiltered(input, pred, mirror, known({ category: "c5" }))).toMatchObject({ path: "hnsw" });
   });
 
-  test("matches scanned from keyword blocks go exact wherever the scan costs less than the HNSW search", () => {
+  test("matches scanned from a column order go exact wherever the scan costs less than the HNSW search", () => {
     const mirror = new Mirror({ ...SPEC, metadata: [{ name: "price", type: "float" }] });
     const pred = () => true;
     const at = (dims: number): PlanInput => ({ k: 10, liveRows: 100_000, dims, indexReady: true, expansionSearch: 64, calibration: null });
     // 5 % of 100k × 512 (bench http): a 0.2 ms scan against an HNSW search for 320.
-    expect(blockScanUs(5_000, 512)).toBeLessThan(hnswCostUs(320, 512) / 2);
+    expect(orderScanUs(5_000, 512)).toBeLessThan(hnswCostUs(320, 512) / 2);
     expect(planFiltered(at(512), pred, mirror, 5_000, true)).toEqual({ path: "exact" });
     expect(planFiltered(at(512), pred, mirror, 5_000, false)).toMatchObject({ path: "hnsw" });
     // Half the rows: HNSW needs only its usual breadth, the scan would read 50,000 rows.
