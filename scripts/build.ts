@@ -1,9 +1,9 @@
 // `bun run build`: compiles src/main.ts into one executable, dist/vecsync, that runs from any
 // directory without node_modules. The native engines (libSQL, DuckDB, usearch and our own binding
 // over it) ride inside it and are written out to a cache directory on first use; see
-// scripts/build/. The local semantic model's worker is a second entry point (Bun finds a worker
-// in a binary only among its entry points), and its weights and WASM kernels are embedded files
-// read in place (src/drivers/embeddings/local-semantic/assets.ts).
+// scripts/build/. The local semantic model's worker and the database's write thread are entry
+// points too (Bun finds a worker in a binary only among its entry points); the model's weights and
+// WASM kernels are embedded files read in place (src/drivers/embeddings/local-semantic/assets.ts).
 //
 //   bun run scripts/build.ts [--outfile dist/vecsync] [--target linux-x64-gnu]
 import { existsSync, mkdirSync, rmSync, statSync } from "node:fs";
@@ -12,6 +12,7 @@ import { parseArgs } from "node:util";
 import { nativePlugin, resolveNatives } from "./build/native-plugin.ts";
 import { hostTarget, TARGETS } from "./build/targets.ts";
 import { WORKER_ENTRY } from "../src/drivers/embeddings/local-semantic/protocol.ts";
+import { WRITE_WORKER_ENTRY } from "../src/db/write-protocol.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
 
@@ -33,14 +34,17 @@ const started = performance.now();
 const natives = resolveNatives(target, ROOT);
 const { plugin, applied } = nativePlugin({ root: ROOT, targetKey, natives });
 mkdirSync(dirname(outfile), { recursive: true });
-// The worker is looked up by its path relative to the entry points' common root, src/ (protocol.ts).
+// Workers are looked up by their paths relative to the entry points' common root, src/ (protocol.ts, write-protocol.ts).
 const worker = join(ROOT, "src", WORKER_ENTRY);
-if (!existsSync(worker)) {
-  console.error(`build: the semantic model's worker ${worker} is missing; update WORKER_ENTRY in local-semantic/protocol.ts`);
-  process.exit(1);
+const writeWorker = join(ROOT, "src", WRITE_WORKER_ENTRY);
+for (const [file, constant] of [[worker, "WORKER_ENTRY in local-semantic/protocol.ts"], [writeWorker, "WRITE_WORKER_ENTRY in db/write-protocol.ts"]] as const) {
+  if (!existsSync(file)) {
+    console.error(`build: the worker ${file} is missing; update ${constant}`);
+    process.exit(1);
+  }
 }
 const result = await Bun.build({
-  entrypoints: [join(ROOT, "src/main.ts"), worker],
+  entrypoints: [join(ROOT, "src/main.ts"), worker, writeWorker],
   compile: {
     outfile,
     // Cross-compiling downloads the target's Bun runtime; for the host Bun uses itself.

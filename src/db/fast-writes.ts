@@ -1,17 +1,18 @@
 import type { Client, InArgs, InStatement, ResultSet, TransactionMode } from "@libsql/client";
 import { overlay } from "./overlay.ts";
-import { plainArgs, statementCache } from "./statement-cache.ts";
+import { plainArgs, type RawResult, shaped } from "./statement-cache.ts";
+import { type WriteReply, type WriteRequest, writeWorkerUrl } from "./write-protocol.ts";
 
-// Why this exists: under a change-data-capture load the vector store commits a write batch of a
-// handful of statements per change, and @libsql/client prepares each statement afresh on every
-// call (5.4 % of the event loop in `js_prepare_sync` alone). So a write batch of plain DML runs
-// here instead: on one write connection of our own to the same file, each statement prepared
-// once, in BEGIN IMMEDIATE … COMMIT. This wrapper must sit inside the write gate (client.ts):
-// the gate keeps every other writer of this process, which use the client's pooled connections,
-// out while a batch holds the write lock, and the batch runs synchronously from BEGIN to COMMIT,
-// so nothing else can interleave on this connection. Readers on other connections see the commit
-// at their next statement (WAL). Interactive transactions, executeMultiple, migrate, read batches
-// and anything unusual stay with the client.
+// Why this exists: a write batch of plain DML runs on a thread of its own (write-worker.ts), on
+// one write connection to the same file, each statement prepared once, in BEGIN IMMEDIATE …
+// COMMIT. On the client it ran on the event loop: a backfill's 64-row batch (rows, texts, keyword
+// index, commit's fsync) held the loop 10–30 ms, the most of what delayed queries during a fill;
+// and @libsql/client prepares each statement afresh on every call (5.4 % of the event loop in
+// `js_prepare_sync` alone under a change-data-capture load). This wrapper must sit inside the
+// write gate (client.ts): the gate keeps every other writer of this process, which use the
+// client's pooled connections, out until a batch has committed or rolled back. Readers on other
+// connections see the commit at their next statement (WAL). Interactive transactions,
+// executeMultiple, migrate, read batches and anything unusual stay with the client.
 
 /** Statements that only read or change rows. DDL, PRAGMAs (per connection!), ATTACH, BEGIN… go to the client. */
 const PLAIN_DML = /^\s*(insert|update|delete|replace|select|with)\b/i;
@@ -19,6 +20,8 @@ const PLAIN_DML = /^\s*(insert|update|delete|replace|select|with)\b/i;
 export const WRITES_CACHED = Symbol("fast-writes cached statements");
 /** Answers the estimated bytes of the statements the write connection holds prepared. */
 export const WRITES_CACHED_BYTES = Symbol("fast-writes cached bytes");
+/** Answers a promise that resolves once the write thread has closed its connection and ended (after `close`). */
+export const WRITES_CLOSED = Symbol("fast-writes closed");
 
 type Plain = { sql: string; args: unknown[] };
 type BatchStatement = InStatement | [string, InArgs?];
@@ -31,9 +34,14 @@ function plainBatch(stmts: BatchStatement[]): Plain[] | null {
     const [sql, raw] = typeof stmt === "string" ? [stmt, undefined] : Array.isArray(stmt) ? stmt : [stmt.sql, stmt.args];
     const args = plainArgs(raw);
     if (args === null || !PLAIN_DML.test(sql)) return null;
-    plain.push({ sql, args });
+    plain.push({ sql, args: args.map(own) });
   }
   return plain;
+}
+
+/** A blob that views part of a larger buffer, copied: posting a view posts its whole buffer (a row's vector inside a chunk of thousands). */
+function own(v: unknown): unknown {
+  return v instanceof Uint8Array && v.byteLength !== v.buffer.byteLength ? v.slice() : v;
 }
 
 /**
@@ -41,57 +49,83 @@ function plainBatch(stmts: BatchStatement[]): Plain[] | null {
  * write connection with a statement cache. `path` is the database file.
  */
 export function fastWrites(client: Client, path: string, busyTimeoutMs: number): Client {
-  const cache = statementCache(path, busyTimeoutMs);
+  let worker: Worker | null = null;
+  const waiting = new Map<number, (reply: WriteReply | null) => void>();
+  let nextId = 0;
+  // The thread's statement cache as its last reply said (tests: is the write path in use?).
+  let size = 0;
+  let bytes = 0;
+  let ended: Promise<void> = Promise.resolve();
+  const makers = new Map<string, (values: unknown[]) => Record<string, unknown>>();
 
-  function write(stmts: Plain[]): ResultSet[] {
-    try {
-      cache.run("BEGIN IMMEDIATE", []);
-      // Each result is complete (rows converted) before COMMIT, so a conversion error rolls
-      // back as it does in the client's batch.
-      const results = stmts.map((s) => cache.run(s.sql, s.args));
-      cache.run("COMMIT", []);
-      return results;
-    } catch (err) {
-      // Release the write lock before the client's path asks for it: closing alone would not,
-      // as libsql keeps the connection open while any statement of it is still referenced. Then
-      // start afresh: a failed statement may be left unreset (see write-gate.ts), and a fresh
-      // connection is the surest way to hold nothing half-run. Errors are rare; reopening is cheap.
-      try {
-        if (cache.inTransaction()) cache.run("ROLLBACK", []);
-      } catch {
-        // Nothing better to do: the client's path will wait out its busy timeout and say so.
-      }
-      cache.close();
-      throw err;
-    }
+  /** The thread, started on the first batch. It keeps the process alive only while a batch is in flight. */
+  function thread(): Worker {
+    if (worker) return worker;
+    const started = new Worker(writeWorkerUrl());
+    started.onmessage = (event: MessageEvent<WriteReply>) => {
+      const reply = event.data;
+      size = reply.size;
+      bytes = reply.bytes;
+      const done = waiting.get(reply.id);
+      waiting.delete(reply.id);
+      if (waiting.size === 0) started.unref();
+      done?.(reply);
+    };
+    // A thread that died answers nothing more: its batches go to the client, the next starts a new one.
+    started.onerror = (event) => {
+      console.error(`vecsync: the database write thread failed (${event.message}); its batches run on the event loop`);
+      if (worker === started) worker = null;
+      for (const done of waiting.values()) done(null);
+      waiting.clear();
+    };
+    return (worker = started);
   }
 
-  const batch = (stmts: BatchStatement[], mode?: TransactionMode): Promise<ResultSet[]> => {
+  /** The batch's results from the thread; null when it rolled back or the thread died. */
+  function write(stmts: Plain[]): Promise<RawResult[] | null> {
+    const to = thread();
+    to.ref();
+    const id = ++nextId;
+    const request: WriteRequest = { kind: "batch", id, path, busyTimeoutMs, stmts };
+    return new Promise((resolve) => {
+      waiting.set(id, (reply) => resolve(reply?.ok ? reply.results : null));
+      to.postMessage(request);
+    });
+  }
+
+  const batch = async (stmts: BatchStatement[], mode?: TransactionMode): Promise<ResultSet[]> => {
     // "deferred" (drizzle's batch passes no mode) answers the same under BEGIN IMMEDIATE: the gate
     // already holds every writer of this process back, and taking the lock up front can't fail
     // half-way with SQLITE_BUSY_SNAPSHOT the way a deferred upgrade can.
-    // A closed client must say so (CLIENT_CLOSED), not quietly open our connection again.
+    // A closed client must say so (CLIENT_CLOSED), not quietly start our thread again.
     const plain = mode === "read" || client.closed ? null : plainBatch(stmts);
     if (plain === null || !(mode === undefined || mode === "write" || mode === "deferred")) return client.batch(stmts, mode);
-    try {
-      return Promise.resolve(write(plain));
-    } catch {
-      // Rolled back: the client's own path runs the batch again and answers its LibsqlBatchError
-      // (code, index) or its result, as it would have without us.
-      return client.batch(stmts, mode);
-    }
+    const results = await write(plain);
+    // Rolled back: the client's own path runs the batch again and answers its LibsqlBatchError
+    // (code, index) or its result, as it would have without us.
+    return results ? results.map((r) => shaped(r, makers)) : client.batch(stmts, mode);
   };
 
   return overlay(client, {
     batch,
     get [WRITES_CACHED]() {
-      return cache.size;
+      return size;
     },
     get [WRITES_CACHED_BYTES]() {
-      return cache.bytes;
+      return bytes;
+    },
+    get [WRITES_CLOSED]() {
+      return ended;
     },
     close() {
-      cache.close();
+      // The thread answers the batches posted before this, then closes its connection and ends.
+      const last = worker;
+      if (last) {
+        ended = new Promise<void>((resolve) => last.addEventListener("close", () => resolve()));
+        last.postMessage({ kind: "close" } satisfies WriteRequest);
+        last.unref();
+      }
+      worker = null;
       client.close();
     },
   });

@@ -124,9 +124,26 @@ function changesResult(changes: number, rowid: bigint): ResultSet {
   };
 }
 
+/**
+ * A statement's answer before it is shaped as the client's ResultSet: plain values that a worker
+ * can post (fast-writes.ts runs its batches on one). Integers are numbers, blobs ArrayBuffers.
+ */
+export type RawResult = { columns: string[]; types: string[]; rows: unknown[][] } | { changes: number; rowid: bigint };
+
+/** A raw answer as @libsql/client shapes it (`rowMakers`: one per statement's columns, reused). */
+export function shaped(raw: RawResult, makers = new Map<string, RowMaker>()): ResultSet {
+  if ("changes" in raw) return changesResult(raw.changes, raw.rowid);
+  const key = raw.columns.join("\u0000");
+  let make = makers.get(key);
+  if (!make) makers.set(key, (make = rowMaker(raw.columns)));
+  return rowsResult(raw.columns, raw.types, raw.rows.map(make));
+}
+
 export type StatementCache = {
   /** Runs `sql` on the cache's connection, prepared once; throws libsql's own error (a SqliteError). */
   run(sql: string, args: unknown[]): ResultSet;
+  /** `run`'s answer before it is shaped. */
+  runRaw(sql: string, args: unknown[]): RawResult;
   /** Whether the connection is open and inside a transaction. */
   inTransaction(): boolean;
   /** Drops every statement and closes the connection; the next `run` opens a new one. */
@@ -171,27 +188,28 @@ export function statementCache(path: string, busyTimeoutMs: number, maxBytes = C
     }
   }
 
+  function run(sql: string, args: unknown[], raw: boolean): ResultSet | RawResult {
+    let p = cache.get(sql);
+    if (p) {
+      cache.delete(sql);
+      cachedBytes -= p.bytes;
+    } else {
+      p = prepare(sql);
+    }
+    keep(sql, p, statementBytes(sql) + boundBytes(args));
+    if (p.make === null) {
+      const info = p.stmt.run(args);
+      const rowid = BigInt(info.lastInsertRowid);
+      return raw ? { changes: info.changes, rowid } : changesResult(info.changes, rowid);
+    }
+    const rows = p.stmt.all(args);
+    for (const values of rows) for (let i = 0; i < values.length; i++) values[i] = valueFromSql(values[i]);
+    return raw ? { columns: p.columns, types: p.types, rows } : rowsResult(p.columns, p.types, rows.map(p.make));
+  }
+
   return {
-    run(sql, args) {
-      let p = cache.get(sql);
-      if (p) {
-        cache.delete(sql);
-        cachedBytes -= p.bytes;
-      } else {
-        p = prepare(sql);
-      }
-      keep(sql, p, statementBytes(sql) + boundBytes(args));
-      if (p.make === null) {
-        const info = p.stmt.run(args);
-        return changesResult(info.changes, BigInt(info.lastInsertRowid));
-      }
-      const make = p.make;
-      const rows = p.stmt.all(args).map((values) => {
-        for (let i = 0; i < values.length; i++) values[i] = valueFromSql(values[i]);
-        return make(values);
-      });
-      return rowsResult(p.columns, p.types, rows);
-    },
+    run: (sql, args) => run(sql, args, false) as ResultSet,
+    runRaw: (sql, args) => run(sql, args, true) as RawResult,
     inTransaction: () => db !== null && db.open && db.inTransaction,
     close() {
       cache.clear();

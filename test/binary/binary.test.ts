@@ -102,9 +102,10 @@ describe("happy", () => {
     expect(cachedEngines(root)).toEqual([...NATIVES].sort());
   });
 
-  test("serves a fresh data dir: health, readiness, OpenAPI, the embedded docs script, clean SIGTERM", async () => {
+  test("serves a fresh data dir: health, readiness, OpenAPI, the embedded docs script, a write, clean SIGTERM", async () => {
     // startProcess starts from this process's environment; blank out what could leak in.
-    await using proc = await startProcess({ cmd: [binary], cwd: appDir, env: { HOME: freshHome(), NODE_PATH: "", XDG_CACHE_HOME: "" } });
+    const log = join(work.path, `serve-${crypto.randomUUID().slice(0, 8)}.log`);
+    await using proc = await startProcess({ cmd: [binary], cwd: appDir, env: { HOME: freshHome(), NODE_PATH: "", XDG_CACHE_HOME: "" }, stderrTo: log });
 
     const health = await fetch(`${proc.url}/healthz`);
     expect(health.status).toBe(200);
@@ -125,9 +126,14 @@ describe("happy", () => {
     const scalarSource = Bun.resolveSync("@scalar/api-reference/browser/standalone.js", ROOT);
     expect((await script.arrayBuffer()).byteLength).toBe(statSync(scalarSource).size);
 
+    // A sign-in code is stored by a write batch, which runs on the write thread (db/write-worker.ts,
+    // an entry point of the binary); a thread that cannot start says so in the log.
+    expect((await fetch(`${proc.url}/v1/auth/otp`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "binary@example.com" }) })).status).toBe(200);
+
     const started = performance.now();
     expect(await proc.stop("SIGTERM")).toBe(0);
     expect(performance.now() - started).toBeLessThan(10_000);
+    expect(await Bun.file(log).text()).not.toContain("write thread");
   });
   test("the CLI commands run from the binary: backup of its own database while it serves, status against it", async () => {
     await using proc = await startProcess({ cmd: [binary], cwd: appDir, env: { HOME: freshHome(), NODE_PATH: "", XDG_CACHE_HOME: "" } });

@@ -8,7 +8,7 @@ import { createClient, LibsqlBatchError, LibsqlError, type Client, type InStatem
 import { join } from "node:path";
 import { openDatabase, type Database } from "../../src/db/client.ts";
 import { CACHED } from "../../src/db/fast-reads.ts";
-import { WRITES_CACHED, WRITES_CACHED_BYTES } from "../../src/db/fast-writes.ts";
+import { WRITES_CACHED, WRITES_CACHED_BYTES, WRITES_CLOSED } from "../../src/db/fast-writes.ts";
 import { CACHE_MAX_BYTES, statementCache } from "../../src/db/statement-cache.ts";
 import { tempDir, type TempDir } from "../harness.ts";
 
@@ -222,6 +222,8 @@ describe("write batches", () => {
     await one.client.batch(["INSERT INTO c VALUES (1)"], "write");
     await one.client.execute("SELECT x FROM c");
     one.close();
+    // The write thread closes its connection and ends on its own time.
+    await (one.client as unknown as Record<symbol, Promise<void>>)[WRITES_CLOSED];
     await expect(one.client.batch(["INSERT INTO c VALUES (2)"], "write")).rejects.toMatchObject({ code: "CLIENT_CLOSED" });
     await expect(one.client.execute("SELECT x FROM c")).rejects.toMatchObject({ code: "CLIENT_CLOSED" });
     // Leaving WAL needs every other connection to the file gone. libsql closes a connection
