@@ -107,12 +107,17 @@ export function keywordColumn(capacity: number): ColumnStore {
     keyOf: (v) => (typeof v === "string" ? (idOf.get(v) ?? null) : null),
     count: (v) => (typeof v === "string" ? counts[idOf.get(v) ?? 0]! : 0),
     rids: (values) => {
-      const wanted = new Uint8Array(words.length);
-      for (const v of values) if (typeof v === "string") wanted[idOf.get(v) ?? 0] = 1;
-      wanted[0] = 0;
-      const out: number[] = [];
-      for (let rid = 0; rid < ids.length; rid++) if (wanted[ids[rid]!] === 1) out.push(rid);
-      return Uint32Array.from(out);
+      const wanted = new Set<number>();
+      for (const v of values) if (typeof v === "string" && idOf.has(v)) wanted.add(idOf.get(v)!);
+      let total = 0;
+      for (const id of wanted) total += counts[id]!;
+      // The counts say how many rows to find: the pass ends at the last one.
+      const out = new Uint32Array(total);
+      if (total === 0) return out;
+      const mask = new Uint8Array(words.length);
+      for (const id of wanted) mask[id] = 1;
+      for (let rid = 0, n = 0; n < total; rid++) if (mask[ids[rid]!] === 1) out[n++] = rid;
+      return out;
     },
   };
 }

@@ -5,7 +5,8 @@
 import { describe, expect, test } from "bun:test";
 import { parseFilter } from "../../../../src/drivers/vector-store/filters/index.ts";
 import { Mirror } from "../../../../src/drivers/vector-store/mirror.ts";
-import { runOf, spansOf } from "../../../../src/drivers/vector-store/column-order.ts";
+import fc from "fast-check";
+import { makeOrder, runOf, spansOf } from "../../../../src/drivers/vector-store/column-order.ts";
 import type { GenerationSpec, Metadata, UpsertRow } from "../../../../src/drivers/vector-store/index.ts";
 import { clusteredVectors, makeWorld, pks, referenceTopK } from "../helpers.ts";
 
@@ -52,6 +53,28 @@ describe("spans and runs", () => {
     expect(run({ category: "b" })).toEqual({ from: 1, to: 4 });
     const empty = run({ price: { gt: 6, lt: 2 } }); // nothing matches
     expect(empty.to - empty.from).toBe(0);
+  });
+
+  test("an order holds the live rows with a key, by key and then rid, whatever the keys", () => {
+    const key = fc.oneof(fc.constant(null), fc.integer({ min: -3, max: 3 }), fc.double({ noNaN: true, noDefaultInfinity: true, min: -1e6, max: 1e6 }));
+    fc.assert(
+      fc.property(fc.array(fc.record({ live: fc.boolean(), key }), { maxLength: 300 }), (rows) => {
+        const source = {
+          dims: 2,
+          ridEnd: rows.length,
+          liveCount: rows.filter((r) => r.live).length,
+          isLive: (rid: number) => rows[rid]!.live,
+          gatherCodes: (rids: ArrayLike<number>, from: number, max: number) => Int8Array.from({ length: 2 * Math.min(max, rids.length - from) }, (_, i) => rids[from + (i >> 1)]! % 128),
+        };
+        const order = makeOrder(source, (rid) => rows[rid]!.key, 7);
+        const expected = rows.flatMap((r, rid) => (r.live && r.key !== null ? [{ rid, key: r.key }] : [])).sort((a, b) => a.key - b.key || a.rid - b.rid);
+        expect([...order.rids]).toEqual(expected.map((e) => e.rid));
+        expect([...order.keys]).toEqual(expected.map((e) => e.key));
+        // Each row's codes sit at its place in the order.
+        order.rids.forEach((rid, i) => expect(order.chunks[0]![2 * i]).toBe(rid % 128));
+      }),
+      { numRuns: 300, seed: 45 },
+    );
   });
 
   test("an order is made once writes pause, holds the rows in key order, and is stale after any write", () => {
