@@ -1,18 +1,21 @@
 import type { Client, InArgs, InStatement, ResultSet, TransactionMode } from "@libsql/client";
 import { overlay } from "./overlay.ts";
-import { plainArgs, type RawResult, shaped } from "./statement-cache.ts";
+import { plainArgs, type RawResult, shaped, statementCache, writeBatch } from "./statement-cache.ts";
 import { type WriteReply, type WriteRequest, writeWorkerUrl } from "./write-protocol.ts";
 
-// Why this exists: a write batch of plain DML runs on a thread of its own (write-worker.ts), on
-// one write connection to the same file, each statement prepared once, in BEGIN IMMEDIATE …
-// COMMIT. On the client it ran on the event loop: a backfill's 64-row batch (rows, texts, keyword
-// index, commit's fsync) held the loop 10–30 ms, the most of what delayed queries during a fill;
-// and @libsql/client prepares each statement afresh on every call (5.4 % of the event loop in
-// `js_prepare_sync` alone under a change-data-capture load). This wrapper must sit inside the
-// write gate (client.ts): the gate keeps every other writer of this process, which use the
-// client's pooled connections, out until a batch has committed or rolled back. Readers on other
-// connections see the commit at their next statement (WAL). Interactive transactions,
-// executeMultiple, migrate, read batches and anything unusual stay with the client.
+// Why this exists: a write batch of plain DML runs on a write connection of our own to the same
+// file, each statement prepared once, in BEGIN IMMEDIATE … COMMIT. @libsql/client prepares each
+// statement afresh on every call (5.4 % of the event loop in `js_prepare_sync` alone under a
+// change-data-capture load). A large batch (THREAD_MIN_BYTES of bound values) runs on a thread of
+// its own (write-worker.ts): a backfill's 64-row batch (rows, texts, keyword index, the commit's
+// fsync) held the event loop 10–30 ms, the most of what delayed queries during a fill. A small one
+// runs on the loop: a hand-off to the thread and back costs more than it does, and the write gate
+// stays held meanwhile, which capped a change stream's rate (docs/performance.md, "Write batches on
+// a thread"). This wrapper must sit inside the write gate (client.ts): the gate keeps every other
+// writer of this process, which use the client's pooled connections, out until a batch has
+// committed or rolled back. Readers on other connections see the commit at their next statement
+// (WAL). Interactive transactions, executeMultiple, migrate, read batches and anything unusual
+// stay with the client.
 
 /** Statements that only read or change rows. DDL, PRAGMAs (per connection!), ATTACH, BEGIN… go to the client. */
 const PLAIN_DML = /^\s*(insert|update|delete|replace|select|with)\b/i;
@@ -24,6 +27,15 @@ export const WRITES_CACHED_BYTES = Symbol("fast-writes cached bytes");
 export const WRITES_CLOSED = Symbol("fast-writes closed");
 
 type Plain = { sql: string; args: unknown[] };
+
+/** Bound bytes (blobs and texts) from which a batch runs on the thread: a 64-row backfill batch at 256 dimensions binds ~80 KB, a stream's change a few. */
+export const THREAD_MIN_BYTES = 32 * 1024;
+
+function boundBytes(stmts: Plain[]): number {
+  let n = 0;
+  for (const s of stmts) for (const v of s.args) n += typeof v === "string" ? v.length : v instanceof Uint8Array ? v.byteLength : 8;
+  return n;
+}
 type BatchStatement = InStatement | [string, InArgs?];
 
 /** The batch as plain statements, or null if any one needs the client. */
@@ -34,7 +46,7 @@ function plainBatch(stmts: BatchStatement[]): Plain[] | null {
     const [sql, raw] = typeof stmt === "string" ? [stmt, undefined] : Array.isArray(stmt) ? stmt : [stmt.sql, stmt.args];
     const args = plainArgs(raw);
     if (args === null || !PLAIN_DML.test(sql)) return null;
-    plain.push({ sql, args: args.map(own) });
+    plain.push({ sql, args });
   }
   return plain;
 }
@@ -49,10 +61,11 @@ function own(v: unknown): unknown {
  * write connection with a statement cache. `path` is the database file.
  */
 export function fastWrites(client: Client, path: string, busyTimeoutMs: number): Client {
+  const cache = statementCache(path, busyTimeoutMs);
   let worker: Worker | null = null;
   const waiting = new Map<number, (reply: WriteReply | null) => void>();
   let nextId = 0;
-  // The thread's statement cache as its last reply said (tests: is the write path in use?).
+  // The thread's statement cache as its last reply said.
   let size = 0;
   let bytes = 0;
   let ended: Promise<void> = Promise.resolve();
@@ -81,12 +94,21 @@ export function fastWrites(client: Client, path: string, busyTimeoutMs: number):
     return (worker = started);
   }
 
+  /** The batch's results, here; null when it rolled back. */
+  function writeHere(stmts: Plain[]): RawResult[] | null {
+    try {
+      return writeBatch(cache, stmts);
+    } catch {
+      return null;
+    }
+  }
+
   /** The batch's results from the thread; null when it rolled back or the thread died. */
-  function write(stmts: Plain[]): Promise<RawResult[] | null> {
+  function writeThere(stmts: Plain[]): Promise<RawResult[] | null> {
     const to = thread();
     to.ref();
     const id = ++nextId;
-    const request: WriteRequest = { kind: "batch", id, path, busyTimeoutMs, stmts };
+    const request: WriteRequest = { kind: "batch", id, path, busyTimeoutMs, stmts: stmts.map((s) => ({ sql: s.sql, args: s.args.map(own) })) };
     return new Promise((resolve) => {
       waiting.set(id, (reply) => resolve(reply?.ok ? reply.results : null));
       to.postMessage(request);
@@ -100,7 +122,7 @@ export function fastWrites(client: Client, path: string, busyTimeoutMs: number):
     // A closed client must say so (CLIENT_CLOSED), not quietly start our thread again.
     const plain = mode === "read" || client.closed ? null : plainBatch(stmts);
     if (plain === null || !(mode === undefined || mode === "write" || mode === "deferred")) return client.batch(stmts, mode);
-    const results = await write(plain);
+    const results = boundBytes(plain) >= THREAD_MIN_BYTES ? await writeThere(plain) : writeHere(plain);
     // Rolled back: the client's own path runs the batch again and answers its LibsqlBatchError
     // (code, index) or its result, as it would have without us.
     return results ? results.map((r) => shaped(r, makers)) : client.batch(stmts, mode);
@@ -109,10 +131,10 @@ export function fastWrites(client: Client, path: string, busyTimeoutMs: number):
   return overlay(client, {
     batch,
     get [WRITES_CACHED]() {
-      return size;
+      return cache.size + size;
     },
     get [WRITES_CACHED_BYTES]() {
-      return bytes;
+      return cache.bytes + bytes;
     },
     get [WRITES_CLOSED]() {
       return ended;
@@ -126,6 +148,7 @@ export function fastWrites(client: Client, path: string, busyTimeoutMs: number):
         last.unref();
       }
       worker = null;
+      cache.close();
       client.close();
     },
   });

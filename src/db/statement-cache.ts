@@ -152,6 +152,29 @@ export type StatementCache = {
   readonly bytes: number;
 };
 
+/**
+ * Runs `stmts` in BEGIN IMMEDIATE … COMMIT on `cache`'s connection, every result complete before
+ * COMMIT (a conversion error rolls back as in the client's batch). On any error it rolls back and
+ * closes the connection before throwing: the client's path will ask for the write lock next, and a
+ * failed statement may be left unreset (see write-gate.ts), so the next batch starts afresh.
+ */
+export function writeBatch(cache: StatementCache, stmts: { sql: string; args: unknown[] }[]): RawResult[] {
+  try {
+    cache.runRaw("BEGIN IMMEDIATE", []);
+    const results = stmts.map((s) => cache.runRaw(s.sql, s.args));
+    cache.runRaw("COMMIT", []);
+    return results;
+  } catch (err) {
+    try {
+      if (cache.inTransaction()) cache.runRaw("ROLLBACK", []);
+    } catch {
+      // Nothing better to do: the client's path will wait out its busy timeout and say so.
+    }
+    cache.close();
+    throw err;
+  }
+}
+
 /** A lazily opened connection to the file at `path`, with a statement cache bounded by `maxBytes`. */
 export function statementCache(path: string, busyTimeoutMs: number, maxBytes = CACHE_MAX_BYTES): StatementCache {
   let db: InstanceType<typeof Database> | null = null;

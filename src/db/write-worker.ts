@@ -4,35 +4,12 @@
 // batch at a time, in the order posted, on one connection of its own with each statement prepared
 // once (statement-cache.ts). The write gate (write-gate.ts) keeps every other writer of the process
 // out while a batch is in flight.
-import { type RawResult, statementCache, type StatementCache } from "./statement-cache.ts";
+import { statementCache, type StatementCache, writeBatch } from "./statement-cache.ts";
 import type { WriteReply, WriteRequest } from "./write-protocol.ts";
 
 declare const self: Worker;
 
 let cache: StatementCache | null = null;
-
-function write(stmts: { sql: string; args: unknown[] }[]): RawResult[] {
-  const c = cache!;
-  try {
-    c.runRaw("BEGIN IMMEDIATE", []);
-    // Each result is complete (rows converted) before COMMIT, so a conversion error rolls back as
-    // it does in the client's batch.
-    const results = stmts.map((s) => c.runRaw(s.sql, s.args));
-    c.runRaw("COMMIT", []);
-    return results;
-  } catch (err) {
-    // Release the write lock before the client's path asks for it, then start afresh: a failed
-    // statement may be left unreset (see write-gate.ts), and a fresh connection is the surest way
-    // to hold nothing half-run. Errors are rare; reopening is cheap.
-    try {
-      if (c.inTransaction()) c.runRaw("ROLLBACK", []);
-    } catch {
-      // Nothing better to do: the client's path will wait out its busy timeout and say so.
-    }
-    c.close();
-    throw err;
-  }
-}
 
 self.onmessage = (event: MessageEvent<WriteRequest>) => {
   const req = event.data;
@@ -48,7 +25,7 @@ self.onmessage = (event: MessageEvent<WriteRequest>) => {
   cache ??= statementCache(req.path, req.busyTimeoutMs);
   let reply: WriteReply;
   try {
-    reply = { id: req.id, ok: true, results: write(req.stmts), size: cache.size, bytes: cache.bytes };
+    reply = { id: req.id, ok: true, results: writeBatch(cache, req.stmts), size: cache.size, bytes: cache.bytes };
   } catch (err) {
     reply = { id: req.id, ok: false, message: err instanceof Error ? err.message : String(err), size: cache.size, bytes: cache.bytes };
   }

@@ -126,8 +126,7 @@ describe("happy", () => {
     const scalarSource = Bun.resolveSync("@scalar/api-reference/browser/standalone.js", ROOT);
     expect((await script.arrayBuffer()).byteLength).toBe(statSync(scalarSource).size);
 
-    // A sign-in code is stored by a write batch, which runs on the write thread (db/write-worker.ts,
-    // an entry point of the binary); a thread that cannot start says so in the log.
+    // A sign-in code is stored by a write batch on the write connection (db/fast-writes.ts).
     expect((await fetch(`${proc.url}/v1/auth/otp`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "binary@example.com" }) })).status).toBe(200);
 
     const started = performance.now();

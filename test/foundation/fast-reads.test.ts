@@ -8,7 +8,7 @@ import { createClient, LibsqlBatchError, LibsqlError, type Client, type InStatem
 import { join } from "node:path";
 import { openDatabase, type Database } from "../../src/db/client.ts";
 import { CACHED } from "../../src/db/fast-reads.ts";
-import { WRITES_CACHED, WRITES_CACHED_BYTES, WRITES_CLOSED } from "../../src/db/fast-writes.ts";
+import { THREAD_MIN_BYTES, WRITES_CACHED, WRITES_CACHED_BYTES, WRITES_CLOSED } from "../../src/db/fast-writes.ts";
 import { CACHE_MAX_BYTES, statementCache } from "../../src/db/statement-cache.ts";
 import { tempDir, type TempDir } from "../harness.ts";
 
@@ -154,6 +154,22 @@ describe("write batches", () => {
     expect(writesCached()).toBe(before + 7 + 3 + 2);
     await both([{ sql: "INSERT INTO w (k) VALUES (?)", args: ["again"] }]);
     expect(writesCached()).toBe(before + 12);
+  });
+
+  test("a batch binding THREAD_MIN_BYTES or more runs on the write thread and answers the same", async () => {
+    // A row's vector is often a view inside a larger buffer: only its own bytes are posted and written.
+    const inChunk = new Uint8Array(new ArrayBuffer(3 * THREAD_MIN_BYTES), THREAD_MIN_BYTES, THREAD_MIN_BYTES);
+    inChunk.forEach((_, i) => (inChunk[i] = i % 251));
+    const stmts: InStatement[] = [
+      { sql: "INSERT INTO w (k, n, b) VALUES (?, ?, ?) RETURNING id, k", args: ["thread-a", 1, inChunk] },
+      { sql: "SELECT k, b FROM w WHERE k = ? -- read back on the thread", args: ["thread-a"] },
+    ];
+    const before = writesCached();
+    const [got, want] = await both(stmts, "write");
+    expect(results(got)).toEqual(results(want));
+    expect(new Uint8Array(got[1]!.rows[0]!.b as ArrayBuffer)).toEqual(inChunk.slice());
+    // The thread's own statement cache: the two statements, BEGIN IMMEDIATE and COMMIT.
+    expect(writesCached()).toBe(before + 4);
   });
 
   test("drizzle's and the vector store's argument types take the path; others, and DDL, stay with the client", async () => {
