@@ -7,8 +7,8 @@
 //
 // One invalidation rule: an order holds for the mirror state it was made from (`changes`, which
 // counts every change to any row: a vector, a value, a removal), and is made again, inside a
-// search, once writes have paused (`quietMs`, and 100 times as long as the last making, so that a
-// table written every few seconds does not pay it after each write). While a table is being
+// search, once writes have paused (`quietMs`, and 100 times as long as that column's last making,
+// so that a table written every few seconds does not pay it after each write). While a table is being
 // written its filters take the paths without an order: a keyword's rows from its column
 // (columns.ts), any other filter's through SQL.
 
@@ -210,8 +210,8 @@ export class ColumnOrders {
   /** Counts every change to a row; `changedAt` the last one's time. */
   private changes = 0;
   private changedAt = 0;
-  /** How long the last order took to make (ms): the wait before the next grows with it. */
-  private lastBuildMs = 0;
+  /** How long each column's last order took to make (ms): the wait before its next grows with it. */
+  private readonly buildMs = new Map<number, number>();
 
   constructor(
     private readonly source: OrderSource,
@@ -239,9 +239,9 @@ export class ColumnOrders {
     const key = this.column(c).key;
     const started = this.now();
     const size = orderBytes(this.source.liveCount, this.source.dims);
-    if (!key || started - this.changedAt < this.quiet() || size > this.budget) return null;
+    if (!key || started - this.changedAt < this.quiet(c) || size > this.budget) return null;
     const order = makeOrder(this.source, key, this.changes);
-    this.lastBuildMs = this.now() - started;
+    this.buildMs.set(c, this.now() - started);
     let used = this.bytes();
     for (const [other, old] of this.orders) {
       if (used + size <= this.budget) break;
@@ -263,8 +263,12 @@ export class ColumnOrders {
     return sum;
   }
 
-  /** `quietMs`, and at least BUILD_SHARE times the last making; 0 (tests): no wait. */
-  private quiet(): number {
-    return this.quietMs === 0 ? 0 : Math.max(this.quietMs, BUILD_SHARE * this.lastBuildMs);
+  /**
+   * `quietMs`, and at least BUILD_SHARE times column `c`'s last making; 0 (tests): no wait. Per
+   * column: one column's making must not hold off another's first (a keyword filter waited 5 s
+   * after a restart because a range's order had taken 50 ms).
+   */
+  private quiet(c: number): number {
+    return this.quietMs === 0 ? 0 : Math.max(this.quietMs, BUILD_SHARE * (this.buildMs.get(c) ?? 0));
   }
 }

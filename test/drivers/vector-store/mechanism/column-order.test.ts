@@ -77,6 +77,26 @@ describe("spans and runs", () => {
     );
   });
 
+  test("an order waits 100 times its own last making after a write, and no other column's", () => {
+    // The clock moves `tick` ms at every read: an order's making (a read before, one after) takes tick.
+    let clock = 0;
+    let tick = 0;
+    const mirror = new Mirror(SPEC, { orderQuietMs: 1_000, now: () => (clock += tick) });
+    const v = new Float32Array(64).fill(1);
+    [5, 2, 1].forEach((price, rid) => mirror.set(rid, v, [price, rid, "a", null], String(rid), ""));
+    clock = 1_000;
+    tick = 50;
+    expect(mirror.orders.get(0)).not.toBeNull(); // made in 50 ms
+    tick = 0;
+    expect(mirror.orders.get(2)).not.toBeNull(); // its own first making: 1 s after the writes is enough
+    mirror.setMetadata(1, [3, 1, "b", null]);
+    clock += 4_000;
+    expect(mirror.orders.get(0)).toBeNull(); // 4 s < 100 × 50 ms
+    expect(mirror.orders.get(2)).not.toBeNull(); // made in 0 ms: 1 s is enough
+    clock += 1_000;
+    expect([...mirror.orders.get(0)!.keys]).toEqual([1, 3, 5]);
+  });
+
   test("an order is made once writes pause, holds the rows in key order, and is stale after any write", () => {
     let clock = 0;
     const mirror = new Mirror(SPEC, { orderQuietMs: 1_000, now: () => clock });
