@@ -1,6 +1,6 @@
 import type { Client, InArgs, InStatement, ResultSet, TransactionMode } from "@libsql/client";
 import { overlay } from "./overlay.ts";
-import { plainArgs, type RawResult, shaped, statementCache, writeBatch } from "./statement-cache.ts";
+import { boundBytes, plainArgs, type RawResult, shaped, statementCache, writeBatch } from "./statement-cache.ts";
 import { type WriteReply, type WriteRequest, writeWorkerUrl } from "./write-protocol.ts";
 
 // Why this exists: a write batch of plain DML runs on a write connection of our own to the same
@@ -31,11 +31,6 @@ type Plain = { sql: string; args: unknown[] };
 /** Bound bytes (blobs and texts) from which a batch runs on the thread: a 64-row backfill batch at 256 dimensions binds ~80 KB, a stream's change a few. */
 export const THREAD_MIN_BYTES = 32 * 1024;
 
-function boundBytes(stmts: Plain[]): number {
-  let n = 0;
-  for (const s of stmts) for (const v of s.args) n += typeof v === "string" ? v.length : v instanceof Uint8Array ? v.byteLength : 8;
-  return n;
-}
 type BatchStatement = InStatement | [string, InArgs?];
 
 /** The batch as plain statements, or null if any one needs the client. */
@@ -122,7 +117,7 @@ export function fastWrites(client: Client, path: string, busyTimeoutMs: number):
     // A closed client must say so (CLIENT_CLOSED), not quietly start our thread again.
     const plain = mode === "read" || client.closed ? null : plainBatch(stmts);
     if (plain === null || !(mode === undefined || mode === "write" || mode === "deferred")) return client.batch(stmts, mode);
-    const results = boundBytes(plain) >= THREAD_MIN_BYTES ? await writeThere(plain) : writeHere(plain);
+    const results = plain.reduce((n, s) => n + boundBytes(s.args), 0) >= THREAD_MIN_BYTES ? await writeThere(plain) : writeHere(plain);
     // Rolled back: the client's own path runs the batch again and answers its LibsqlBatchError
     // (code, index) or its result, as it would have without us.
     return results ? results.map((r) => shaped(r, makers)) : client.batch(stmts, mode);

@@ -25,7 +25,7 @@ const statementBytes = (sql: string): number => 16 * 1024 + 72 * sql.length;
  * cached statement holds a copy of its last blobs and texts until it runs again or goes (a write
  * of 64 rows × 768 dimensions binds ~200 KB of vectors; RSS: a 100 MB blob stays held until rebound).
  */
-function boundBytes(args: unknown[]): number {
+export function boundBytes(args: unknown[]): number {
   let n = 0;
   for (const v of args) n += typeof v === "string" ? v.length : v instanceof Uint8Array ? v.byteLength : 8;
   return n;
