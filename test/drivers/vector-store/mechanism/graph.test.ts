@@ -126,6 +126,7 @@ describe("a search beside the loop", () => {
     graph.add(keys(0, 1_000), data.slice(0, 1_000 * DIMS), 2);
     const adding = graph.addAsync(keys(1_000, 2_000), data.slice(1_000 * DIMS), 2);
     let hits = 0;
+    let cut = 0;
     for (let i = 0; i < 50; i++) {
       const query = data.slice(i * DIMS, (i + 1) * DIMS);
       graph.searchBegin(query, 10);
@@ -133,12 +134,15 @@ describe("a search beside the loop", () => {
       for (let j = 0; j < 10_000; j++) sum += j; // the loop's work meanwhile
       const [found, distances, counts] = graph.searchEnd();
       expect(sum).toBe(49_995_000);
-      expect(counts[0]).toBe(10);
       expect(found.length).toBe(10);
+      // A walk beside an insertion may end at a node not yet linked below (the next test): short, padded.
+      if (counts[0]! < 10) cut++;
+      expect(Array.from(distances.subarray(counts[0]!))).toEqual(new Array(10 - counts[0]!).fill(Infinity));
       if (found[0] === keyOf(i, 3)) hits++; // HNSW misses a row now and then (strays.ts)
       expect(Array.from(distances)).toEqual([...distances].sort((a, b) => a - b));
     }
-    expect(hits).toBeGreaterThan(45);
+    expect(cut).toBeLessThan(5);
+    expect(hits + cut).toBeGreaterThan(45);
     await adding;
     const query = data.slice(2_500 * DIMS, 2_501 * DIMS);
     graph.searchBegin(query, 5);
@@ -252,6 +256,30 @@ describe("insertions off the event loop", () => {
     expect(loop.stop()).toBeGreaterThan(10);
     expect(graph.size()).toBe(6_000);
     expect(selfHits(graph, data, keys(0, 6_000), 128)).toBeGreaterThan(0.98);
+  });
+
+  test("HnswIndex.search beside addAsync: a walk that ends at a node not yet linked below is asked again, and flagged `cut` if still short", async () => {
+    // usearch links a new node from its top level down: a search can reach it there and find no
+    // links below, one match. Seen in ~0.25 % of the searches here (2 × 2,000 rows added).
+    const data = vectors(3_000, DIMS, 40);
+    let short = 0;
+    let searched = 0;
+    for (let round = 0; round < 2; round++) {
+      const index = new HnswIndex(DIMS, PARAMS);
+      const rids = (from: number, n: number) => Array.from({ length: n }, (_, i) => from + i);
+      index.add(rids(0, 1_000), new Array(1_000).fill(1), data.slice(0, 1_000 * DIMS));
+      let done = false;
+      void index.addAsync(rids(1_000, 2_000), new Array(2_000).fill(1), data.slice(1_000 * DIMS), () => true).then(() => (done = true));
+      while (!done) {
+        const q = searched++ % 1_000;
+        const found = index.search(data.slice(q * DIMS, (q + 1) * DIMS), 10, () => true);
+        if (!found.cut) expect(found.rids.length).toBe(10);
+        else short++;
+        if (searched % 20 === 0) await new Promise((resolve) => setImmediate(resolve));
+      }
+    }
+    expect(searched).toBeGreaterThan(1_000);
+    expect(short).toBeLessThan(searched / 50);
   });
 
   test("a synchronous add of the same keys during addAsync waits for it, then skips them", async () => {
