@@ -182,9 +182,13 @@ export class HnswIndex {
     // usearch links a new node from its top level down: a search beside the insertion can reach
     // it above before its base level has links, and end there with one match (the graph's
     // contract test saw it in ~1 of 600 searches beside a fill). Asked again, the insertion has
-    // almost always moved on; if not, `cut` says so and the caller answers another way.
-    if (reached(dist) < asked && asked < this.size) [keys, dist] = this.graph.search(query, asked, 1);
-    const real = reached(dist);
+    // moved on about half the time; if not, `cut` says so and the caller answers another way.
+    let real = reached(dist);
+    const short = () => real < asked && asked < this.size;
+    if (short()) {
+      [keys, dist] = this.graph.search(query, asked, 1);
+      real = reached(dist);
+    }
     const words = keyWords(keys);
     const rids: number[] = [];
     const distances: number[] = [];
@@ -194,7 +198,7 @@ export class HnswIndex {
       rids.push(rid);
       distances.push(dist[i]!);
     }
-    return { rids, distances: Float32Array.from(distances), exhausted: real < asked || asked >= this.size, cut: real < asked && asked < this.size };
+    return { rids, distances: Float32Array.from(distances), exhausted: real < asked || asked >= this.size, cut: short() };
   }
 
   private searchBeside(query: Float32Array | Int8Array, asked: number, meanwhile: () => void): [BigUint64Array, Float32Array, Uint32Array] {
