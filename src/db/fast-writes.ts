@@ -1,4 +1,5 @@
 import type { Client, InArgs, InStatement, ResultSet, TransactionMode } from "@libsql/client";
+import { keptOnLoop } from "../shared/write-place.ts";
 import { overlay } from "./overlay.ts";
 import { boundBytes, plainArgs, type RawResult, shaped, statementCache, writeBatch } from "./statement-cache.ts";
 import { type WriteReply, type WriteRequest, writeWorkerUrl } from "./write-protocol.ts";
@@ -10,8 +11,8 @@ import { type WriteReply, type WriteRequest, writeWorkerUrl } from "./write-prot
 // its own (write-worker.ts): a backfill's 64-row batch (rows, texts, keyword index, the commit's
 // fsync) held the event loop 10–30 ms, the most of what delayed queries during a fill. A small one
 // runs on the loop: a hand-off to the thread and back costs more than it does, and the write gate
-// stays held meanwhile, which capped a change stream's rate (docs/performance.md, "Write batches on
-// a thread"). This wrapper must sit inside the write gate (client.ts): the gate keeps every other
+// stays held meanwhile, which capped a change stream's rate; so do a change stream's batches of any
+// size (shared/write-place.ts; docs/performance.md, "Write batches on a thread"). This wrapper must sit inside the write gate (client.ts): the gate keeps every other
 // writer of this process, which use the client's pooled connections, out until a batch has
 // committed or rolled back. Readers on other connections see the commit at their next statement
 // (WAL). Interactive transactions, executeMultiple, migrate, read batches and anything unusual
@@ -117,7 +118,8 @@ export function fastWrites(client: Client, path: string, busyTimeoutMs: number):
     // A closed client must say so (CLIENT_CLOSED), not quietly start our thread again.
     const plain = mode === "read" || client.closed ? null : plainBatch(stmts);
     if (plain === null || !(mode === undefined || mode === "write" || mode === "deferred")) return client.batch(stmts, mode);
-    const results = plain.reduce((n, s) => n + boundBytes(s.args), 0) >= THREAD_MIN_BYTES ? await writeThere(plain) : writeHere(plain);
+    const threaded = !keptOnLoop() && plain.reduce((n, s) => n + boundBytes(s.args), 0) >= THREAD_MIN_BYTES;
+    const results = threaded ? await writeThere(plain) : writeHere(plain);
     // Rolled back: the client's own path runs the batch again and answers its LibsqlBatchError
     // (code, index) or its result, as it would have without us.
     return results ? results.map((r) => shaped(r, makers)) : client.batch(stmts, mode);

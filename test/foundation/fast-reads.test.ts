@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { openDatabase, type Database } from "../../src/db/client.ts";
 import { CACHED } from "../../src/db/fast-reads.ts";
 import { THREAD_MIN_BYTES, WRITES_CACHED, WRITES_CACHED_BYTES, WRITES_CLOSED } from "../../src/db/fast-writes.ts";
+import { writesOnLoop } from "../../src/shared/write-place.ts";
 import { CACHE_MAX_BYTES, statementCache } from "../../src/db/statement-cache.ts";
 import { tempDir, type TempDir } from "../harness.ts";
 
@@ -170,6 +171,22 @@ describe("write batches", () => {
     expect(new Uint8Array(got[1]!.rows[0]!.b as ArrayBuffer)).toEqual(inChunk.slice());
     // The thread's own statement cache: the two statements, BEGIN IMMEDIATE and COMMIT.
     expect(writesCached()).toBe(before + 4);
+  });
+
+  test("a large batch made within writesOnLoop runs on the event loop, with no turn of it", async () => {
+    const big = new Uint8Array(THREAD_MIN_BYTES);
+    const stmts = (k: string): InStatement[] => [{ sql: "INSERT INTO w (k, b) VALUES (?, ?) -- the stream's", args: [k, big] }];
+    // The thread answers by a message, a later turn of the loop; the loop's own write within this one.
+    const turnedDuring = async (write: () => Promise<unknown>) => {
+      let turned = false;
+      const immediate = setImmediate(() => (turned = true));
+      await write();
+      clearImmediate(immediate);
+      return turned;
+    };
+    expect(await turnedDuring(() => writesOnLoop(() => fast.client.batch(stmts("kept-a"), "write")))).toBe(false);
+    expect(await turnedDuring(() => fast.client.batch(stmts("kept-b"), "write"))).toBe(true);
+    expect((await fast.client.execute("SELECT count(*) AS n FROM w WHERE k LIKE 'kept-%'")).rows[0]!.n).toBe(2);
   });
 
   test("drizzle's and the vector store's argument types take the path; others, and DDL, stay with the client", async () => {

@@ -7,6 +7,7 @@ import { applyKeys } from "./apply-keys.ts";
 import { BudgetExceededError, vectorAllowance } from "./budget.ts";
 import { hashPass, type PassResult } from "./batch.ts";
 import type { SyncJob } from "./job.ts";
+import { writesOnLoop } from "../../shared/write-place.ts";
 
 async function liveTarget(job: SyncJob) {
   const { live } = await job.store.generations();
@@ -20,7 +21,9 @@ export async function applyBatch(job: SyncJob, batch: ChangeBatch): Promise<Appl
   // By their real hashes: a change to no synced column costs nothing, a metadata-only one is a
   // metadata update, and the next reconciling pass finds every row stored here unchanged.
   // Searchable as soon as stored; the index catches up in the background (commit → queryable).
-  const applied = await applyKeys(job, batch.keys, { ...(await liveTarget(job)), budget, indexLater: true, streaming: true });
+  // Its writes stay on the event loop: the write thread's hand-off would add to commit → queryable.
+  const target = { ...(await liveTarget(job)), budget, indexLater: true, streaming: true };
+  const applied = await writesOnLoop(() => applyKeys(job, batch.keys, target));
   if (applied.overBudget > 0) throw new BudgetExceededError(job.services.config.freeVectorBudget);
   return { counts: applied.counts, rows: batch.keys.length };
 }
