@@ -3,11 +3,12 @@
 // composition root; a domain reaches http/ only from its thin http.ts adapter (its services never
 // import the transport). The vector store is a package of its own (src/drivers/vector-store/
 // README.md): the service, the scripts and every test but the store's mechanism tests reach it
-// through its index.ts alone, and it imports nothing of the service but the two bottom layers.
+// through its index.ts alone, it imports nothing of the service but the two bottom layers, and no
+// import circle runs inside it.
 // `bun run scripts/imports.ts` prints the first two.
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { crossFolderCircles, importGraph, type ImportGraph, upwardImports } from "../helpers/import-graph.ts";
+import { circles, crossFolderCircles, importGraph, type ImportGraph, upwardImports } from "../helpers/import-graph.ts";
 import { ROOT } from "../harness.ts";
 
 const graph = importGraph(join(ROOT, "src"));
@@ -29,6 +30,11 @@ describe("imports", () => {
     const circles = crossFolderCircles(graph);
     const report = circles.map((c) => `circle of ${c.length} files:\n  ${c.join("\n  ")}`).join("\n");
     expect(circles, report).toEqual([]);
+  });
+
+  test("no circle inside the vector store, so each of its files can be read after those it imports", () => {
+    const inStore = circles(graph).filter((c) => c.some((file) => file.startsWith(STORE)));
+    expect(inStore.map((c) => c.join(" → "))).toEqual([]);
   });
 
   test("no lower layer imports a domain, http/ or the composition root", () => {

@@ -6,8 +6,8 @@
 // change stream on 96k rows a compaction came every ~32k updates and, paced behind the writes,
 // lasted over a minute — a minute of full scans for every unfiltered search, each one on the
 // event loop the writes share (`bun run bench pipeline`: 1,000 changes/s fell 18 s behind).
-import { addCurrentVersionsAsync } from "./adds-async.ts";
-import { addCurrentVersions, HnswIndex } from "./hnsw.ts";
+import { addCurrentVersions, addCurrentVersionsAsync } from "./adds.ts";
+import { HnswIndex } from "./hnsw.ts";
 import type { Mirror } from "./mirror.ts";
 import type { Pacer } from "./pace.ts";
 import { missingRows } from "./restart.ts";

@@ -21,8 +21,6 @@
 // dead share passes COMPACT_DEAD_SHARE. Files we write therefore never hold a deleted slot,
 // and checkpoint.ts refuses any file that does before usearch sees it.
 import { type Graph, openGraph, type Vectors } from "./graph-binding.ts";
-import type { Added } from "./back-links.ts";
-import { GATHER_ROWS, type Mirror } from "./mirror.ts";
 import { CountedSet, StrayCodes } from "./stray-scan.ts";
 import type { IndexParams } from "./types.ts";
 
@@ -107,7 +105,8 @@ export class HnswIndex {
   }
 
   /**
-   * Adds row versions not yet present (a replay may offer one twice). `vectors`: n × dims, offset 0.
+   * Adds row versions not yet present (a replay may offer one twice). `vectors`: n × dims, offset 0;
+   * the store gives only the mirror's i8 codes (adds.ts), which a compact mirror reads back (lent-codes.ts).
    * With `links`, answers each row's back links (as `addAsync`); else null (a rebuild or
    * compaction, whose sweep follows, asks for none).
    */
@@ -253,25 +252,6 @@ export class HnswIndex {
     const perVector = this.dims + this.params.connectivity * 2 * 4 + 16;
     return this.size * perVector + (this.graph.capacity() - this.size) * 16;
   }
-}
-
-/**
- * (Re-)adds rids' current versions from the mirror, in gather-sized batches (ascending rids: one
- * slab each, so each batch is one gather). Versions already in the index are skipped (`add`).
- * Answers what it added, with the back links where asked (back-links.ts).
- */
-export function addCurrentVersions(index: HnswIndex, mirror: Mirror, rids: number[], links = false): Added {
-  const sorted = Float64Array.from(rids).sort();
-  const versions = Array.from(sorted, (rid) => mirror.versionOf(rid) % 2 ** 32);
-  const linked: Uint8Array | null = links ? new Uint8Array(sorted.length) : null;
-  for (let i = 0; i < sorted.length; ) {
-    const vectors = mirror.gatherCodes(sorted, i, GATHER_ROWS).slice();
-    const n = vectors.length / mirror.dims;
-    const part = index.add(sorted.subarray(i, i + n), versions.slice(i, i + n), vectors, links);
-    if (part) linked?.set(part, i);
-    i += n;
-  }
-  return { rids: sorted, versions, linked };
 }
 
 /** Matches a search found: usearch pads the rest with +Infinity; a real match has a finite distance. */

@@ -4,24 +4,15 @@
 // old text), which rows.ts does in the same transaction that changes `docs`, before the change.
 // So the index is exactly the committed `docs`: a restart, a kill -9 or a swap cannot part them.
 //
-// Tokenizer: unicode61 with remove_diacritics 2 (letters and digits of any script, case folded,
+// Tokenizer (schema.ts keywordIndexDdl): unicode61 with remove_diacritics 2 (letters and digits of any script, case folded,
 // diacritics removed from every Latin letter: "Café" matches "cafe"). FTS5's bm25() is Okapi BM25
 // with k1 = 1.2, b = 0.75 and returns the score negated (smaller is better), so a keyword score
 // is -bm25(). Its IDF is ln((N − n + 0.5) / (n + 0.5)), floored at 1e-6 for words in half the rows or more.
 import type { Client, InStatement, InValue } from "@libsql/client";
-import { generationTables, type GenerationTables } from "./schema.ts";
+import { bareIdent, generationTables, type GenerationTables, keywordIndexDdl } from "./schema.ts";
 import { queryWords } from "./words.ts";
 
 export { MAX_QUERY_WORDS } from "./words.ts";
-
-export const KEYWORD_TOKENIZER = "unicode61 remove_diacritics 2";
-
-/** Our identifiers are [a-z0-9_] inside double quotes (schema.ts): FTS5 options take the bare name. */
-const bare = (quoted: string) => quoted.slice(1, -1);
-
-export function keywordIndexDdl(t: GenerationTables): string {
-  return `CREATE VIRTUAL TABLE IF NOT EXISTS ${t.words} USING fts5(text, content='${bare(t.docs)}', content_rowid='rid', tokenize='${KEYWORD_TOKENIZER}')`;
-}
 
 /** Takes the current texts of the rows matching `ridsSql` out of the index: run before `docs` changes. */
 export function unindexStatement(t: GenerationTables, ridsSql: string, args: InValue[]): InStatement {
@@ -40,7 +31,7 @@ export function indexStatement(t: GenerationTables, ridsSql: string, args: InVal
  */
 export async function ensureKeywordIndex(client: Client, collection: string, generation: number): Promise<boolean> {
   const t = generationTables(collection, generation);
-  const rs = await client.execute({ sql: "SELECT 1 FROM sqlite_master WHERE name = ?", args: [bare(t.words)] });
+  const rs = await client.execute({ sql: "SELECT 1 FROM sqlite_master WHERE name = ?", args: [bareIdent(t.words)] });
   if (rs.rows.length > 0) return false;
   await client.batch([keywordIndexDdl(t), `INSERT INTO ${t.words} (${t.words}) VALUES ('rebuild')`], "write");
   return true;

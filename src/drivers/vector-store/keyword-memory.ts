@@ -7,9 +7,20 @@ import { rescore } from "./exact.ts";
 import { compilePredicate, type FilterNode } from "./filters/index.ts";
 import type { KeywordPostings } from "./keyword-postings.ts";
 import { countRows, type Ranked, rankRows, scoreText } from "./keyword-rank.ts";
-import type { KeywordHit, KeywordRanking } from "./keyword-search.ts";
 import type { SearchTarget } from "./search.ts";
 import type { SearchHit } from "./types.ts";
+
+export interface KeywordHit extends SearchHit {
+  keywordScore: number;
+}
+
+/** A keyword ranking, from memory (here) or from the FTS5 index (keyword-search.ts). */
+export interface KeywordRanking {
+  /** At most `want`, by BM25 (highest first), ties by primary key. */
+  hits: KeywordHit[];
+  /** Rows read from the index (each passing the filter), as explain's `candidates_examined`. */
+  examined: number;
+}
 
 /** Rows given their cosine at a time when a minimum cosine drops rows after the ranking. */
 const COSINE_BATCH = 64;

@@ -11,21 +11,10 @@ import { cosineDistance } from "./refine.ts";
 import { readMetadataValue } from "./rows.ts";
 import type { KeywordQuery } from "./keyword-index.ts";
 import type { KeywordPostings } from "./keyword-postings.ts";
-import { countInMemory, rankInMemory, scoresInMemory } from "./keyword-memory.ts";
+import { countInMemory, type KeywordHit, type KeywordRanking, rankInMemory, scoresInMemory } from "./keyword-memory.ts";
 import { generationTables } from "./schema.ts";
 import type { SearchTarget } from "./search.ts";
 import type { Metadata, SearchHit } from "./types.ts";
-
-export interface KeywordHit extends SearchHit {
-  keywordScore: number;
-}
-
-export interface KeywordRanking {
-  /** At most `want`, by BM25 (highest first), ties by primary key. */
-  hits: KeywordHit[];
-  /** Rows read from the index (each passing the filter), as explain's `candidates_examined`. */
-  examined: number;
-}
 
 /** The first page reads the rows wanted and a few more: ties at the cut, rows under `minScore`. */
 const FIRST_PAGE_EXTRA = 16;

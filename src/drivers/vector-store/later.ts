@@ -16,8 +16,8 @@
 // thread of their own, while the loop serves searches and writes. The last batch's checks search
 // off the loop too (self-search.ts); reading their answers is the loop's only part.
 import { type Added, byBackLinks } from "./back-links.ts";
-import { addCurrentVersionsAsync } from "./adds-async.ts";
-import { addCurrentVersions, type HnswIndex } from "./hnsw.ts";
+import { addCurrentVersions, addCurrentVersionsAsync } from "./adds.ts";
+import type { HnswIndex } from "./hnsw.ts";
 import type { Mirror } from "./mirror.ts";
 import type { Pacer } from "./pace.ts";
 import { DeeperChecks } from "./strays.ts";

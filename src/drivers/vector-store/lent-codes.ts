@@ -6,12 +6,21 @@
 // later.ts) and reads the rest with the graph's `gather` (native/graph/graph.cpp), one native call
 // a gather of up to GATHER_ROWS rows.
 //
-// Rows leave `pending` only when the graph holds their current version with the same codes: an
-// index file written before indexes were given the mirror's codes (usearch's own cast differs)
-// keeps those rows here. The mirror lends from one index at a time; the generation moves it to
+// Rows leave `pending` once the graph holds their current version: the store gives an index only
+// the mirror's codes (adds.ts), never f32 for usearch to cast, so a version it holds has the same
+// codes; an index file of any other making is of another FORMAT and rebuilt (checkpoint.ts). The mirror lends from one index at a time; the generation moves it to
 // every index it serves from (generation.ts `hnsw`), and a move keeps here whatever the new index
 // lacks, or gives the codes back to the mirror (`Mirror.lend`) when that is most of them.
-import type { HnswIndex } from "./hnsw.ts";
+import type { Graph } from "./graph-binding.ts";
+
+/** What lending reads of an index (hnsw.ts HnswIndex), named here so that the mirror need not know the index. */
+export interface CodeLender {
+  readonly graph: Pick<Graph, "gather">;
+  /** Whether the index holds each rid at its version (and has finished adding it). */
+  has(rids: ArrayLike<number>, versions: ArrayLike<number>): boolean[];
+  /** Told of every row version the index has added. */
+  onAdded: ((rids: ArrayLike<number>, versions: ArrayLike<number>) => void) | null;
+}
 
 export class LentCodes {
   /** Codes of rows whose current version the graph does not hold (yet), each in its own buffer. */
@@ -22,7 +31,7 @@ export class LentCodes {
   private readonly words: Uint32Array;
 
   constructor(
-    readonly index: HnswIndex,
+    readonly index: CodeLender,
     private readonly dims: number,
     private readonly versionOf: (rid: number) => number,
     /** Rows a gather takes at most (the mirror's GATHER_ROWS). */
@@ -84,35 +93,19 @@ export class LentCodes {
     return out;
   }
 
-  /**
-   * Of the rows `rids[i]` at `versions[i]` the index holds, those still current whose stored codes
-   * equal `own(i)`: the mirror need not keep their codes. For `lend` and `settle`.
-   */
-  held(rids: ArrayLike<number>, versions: ArrayLike<number>, own: (i: number) => Int8Array): boolean[] {
-    const n = rids.length;
+  /** Whether the index holds each row `rids[i]` at `versions[i]`, its current version: the mirror need not keep its codes. */
+  held(rids: ArrayLike<number>, versions: ArrayLike<number>): boolean[] {
     const present = this.index.has(rids, versions);
-    const out = new Array<boolean>(n).fill(false);
-    const asked = Array.from(rids, (rid, i) => present[i]! && this.versionOf(rid) % 4294967296 === versions[i]! % 4294967296);
-    for (let at = 0; at < n; at += this.rows) {
-      const m = Math.min(this.rows, n - at);
-      for (let i = 0; i < m; i++) {
-        this.words[2 * i] = asked[at + i] ? rids[at + i]! : 0xffffffff;
-        this.words[2 * i + 1] = asked[at + i] ? versions[at + i]! % 4294967296 : 0xffffffff;
-      }
-      const theirs = this.scratch.subarray(0, m * this.dims);
-      this.index.graph.gather(this.keys.subarray(0, m), theirs);
-      for (let i = 0; i < m; i++) if (asked[at + i]) out[at + i] = sameCodes(own(at + i), theirs, i * this.dims, this.dims);
-    }
-    return out;
+    return present.map((yes, i) => yes && this.versionOf(rids[i]!) % 4294967296 === versions[i]! % 4294967296);
   }
 
-  /** Every pending row the graph now holds with the same codes leaves `pending` (a load, a page at a time). */
+  /** Every pending row the graph now holds leaves `pending` (a load, a page at a time). */
   settleAll(): void {
     const rids = [...this.pending.keys()];
     this.settle(rids, rids.map(this.versionOf));
   }
 
-  /** After the index added rows: those now held with the same codes leave `pending`. */
+  /** After the index added rows: those now held leave `pending`. */
   private settle(rids: ArrayLike<number>, versions: ArrayLike<number>): void {
     const waiting: number[] = [];
     const at: number[] = [];
@@ -123,7 +116,7 @@ export class LentCodes {
       }
     }
     if (waiting.length === 0) return;
-    const held = this.held(waiting, at, (i) => this.pending.get(waiting[i]!)!);
+    const held = this.held(waiting, at);
     waiting.forEach((rid, i) => held[i] && this.pending.delete(rid));
   }
 
@@ -143,17 +136,16 @@ export class LentCodes {
 }
 
 /**
- * The lending `Mirror.lend` starts: codes read from `index` for every row of `rids` it holds with
- * the same codes as `own(from)` gathers, the others' kept. Null when more than an eighth of the
- * rows would be kept (an index being rebuilt, a file of usearch's own cast): the mirror then
- * keeps its codes.
+ * The lending `Mirror.lend` starts: codes read from `index` for every row of `rids` it holds, the
+ * others' (`own(from)` gathers them) kept. Null when more than an eighth of the rows would be kept
+ * (an index being rebuilt): the mirror then keeps its codes.
  */
-export function lendFrom(index: HnswIndex, dims: number, versionOf: (rid: number) => number, rows: number, rids: Uint32Array, own: (from: number) => Int8Array): LentCodes | null {
+export function lendFrom(index: CodeLender, dims: number, versionOf: (rid: number) => number, rows: number, rids: Uint32Array, own: (from: number) => Int8Array): LentCodes | null {
   const lent = new LentCodes(index, dims, versionOf, rows);
   for (let i = 0; i < rids.length; ) {
     const codes = own(i);
     const step = rids.subarray(i, (i += codes.length / dims));
-    const held = lent.held(step, Array.from(step, versionOf), (j) => codes.subarray(j * dims, (j + 1) * dims));
+    const held = lent.held(step, Array.from(step, versionOf));
     held.forEach((yes, j) => yes || lent.set(step[j]!, codes.slice(j * dims, (j + 1) * dims)));
     if (keepsTooMany(lent.pendingRows, rids.length)) {
       lent.close();
@@ -166,9 +158,4 @@ export function lendFrom(index: HnswIndex, dims: number, versionOf: (rid: number
 /** Past an eighth of the live rows (and 1,024) the mirror had better keep all the codes itself. */
 export function keepsTooMany(kept: number, liveRows: number): boolean {
   return kept > Math.max(1024, liveRows / 8);
-}
-
-function sameCodes(a: Int8Array, b: Int8Array, at: number, dims: number): boolean {
-  for (let j = 0; j < dims; j++) if (a[j] !== b[at + j]) return false;
-  return true;
 }

@@ -14,8 +14,7 @@
 import { ColumnOrders } from "./column-order.ts";
 import { realClock } from "./pace.ts";
 import { quantizeInto } from "./quantize.ts";
-import type { HnswIndex } from "./hnsw.ts";
-import { keepsTooMany, type LentCodes, lendFrom } from "./lent-codes.ts";
+import { type CodeLender, keepsTooMany, type LentCodes, lendFrom } from "./lent-codes.ts";
 import { RowFields } from "./row-fields.ts";
 import { GATHER_ROWS, VectorSlabs } from "./vector-slabs.ts";
 import type { GenerationSpec, MetadataValue } from "./types.ts";
@@ -222,10 +221,10 @@ export class Mirror extends RowFields {
   /**
    * Reads the codes of the rows `index` holds from it from now on, and keeps only the others'
    * (lent-codes.ts). Only a compact mirror; where more than an eighth of the rows would stay
-   * behind (an index being rebuilt, a file of another cast), the mirror keeps its codes instead. The generation calls it with every index
+   * behind (an index being rebuilt), the mirror keeps its codes instead. The generation calls it with every index
    * it serves from; answers whether the index lends them.
    */
-  lend(index: HnswIndex): boolean {
+  lend(index: CodeLender): boolean {
     if (this.lent?.index === index) return true;
     if (this.hasFloats) return this.keepCodes();
     const rids = this.liveRids();
@@ -238,9 +237,8 @@ export class Mirror extends RowFields {
   }
 
   /**
-   * For a load lent from its first row (restart.ts readMirror): rows the index holds with the same
-   * codes stop being kept here. Where too many stay (an index file of usearch's own cast), the
-   * mirror takes the codes back.
+   * For a load lent from its first row (restart.ts readMirror): rows the index holds stop being
+   * kept here. Where too many stay (an index file far behind the rows), the mirror takes the codes back.
    */
   settleCodes(): void {
     if (!this.lent) return;

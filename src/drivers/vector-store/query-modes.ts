@@ -6,7 +6,8 @@ import type { Client } from "@libsql/client";
 import type { FilterNode } from "./filters/index.ts";
 import { DEFAULT_VECTOR_WEIGHT, fuseRankings, hybridDepth, unscored, withLateScores } from "./fusion.ts";
 import { type KeywordQuery, keywordQuery } from "./keyword-index.ts";
-import { countKeywordMatches, type KeywordRanking, keywordRanking, keywordScoresOf } from "./keyword-search.ts";
+import type { KeywordRanking } from "./keyword-memory.ts";
+import { countKeywordMatches, keywordRanking, keywordScoresOf } from "./keyword-search.ts";
 import { queryVector, searchGeneration, type SearchTarget } from "./search.ts";
 import type { SearchExplain, SearchRequest, SearchResult } from "./types.ts";
 

@@ -6,7 +6,8 @@
 // generation rebuilds its index in the background while searches are answered exactly.
 import type { Client } from "@libsql/client";
 import { loadCheckpoint, strayListFits } from "./checkpoint.ts";
-import { addCurrentVersions, type HnswIndex } from "./hnsw.ts";
+import { addCurrentVersions } from "./adds.ts";
+import type { HnswIndex } from "./hnsw.ts";
 import type { Mirror } from "./mirror.ts";
 import { countRows, readRowPage, readSeq } from "./reads.ts";
 import { readCheckpointRecord } from "./registry.ts";

@@ -3,7 +3,6 @@
 // Every identifier is quoted; collection names are also restricted to [a-z0-9_] (docs/vector-tables.md#vector-tables).
 import { VectorStoreError } from "./errors.ts";
 import { metadataColumnName } from "./filters/index.ts";
-import { keywordIndexDdl } from "./keyword-index.ts";
 import type { GenerationSpec, MetadataType } from "./types.ts";
 
 const NAME_PATTERN = /^[a-z0-9_]{1,160}$/;
@@ -32,6 +31,14 @@ export interface GenerationTables {
 export function generationTables(collection: string, generation: number): GenerationTables {
   const base = `vs_${collection}__g${generation}`;
   return { rows: quoteIdent(`${base}__rows`), docs: quoteIdent(`${base}__docs`), gone: quoteIdent(`${base}__gone`), words: quoteIdent(`${base}__words`) };
+}
+
+/** Our identifiers are [a-z0-9_] inside double quotes: FTS5 options and sqlite_master take the bare name. */
+export const bareIdent = (quoted: string) => quoted.slice(1, -1);
+
+/** The generation's keyword index (keyword-index.ts): FTS5 over `docs.text`, external content, rowid = rid. */
+export function keywordIndexDdl(t: GenerationTables): string {
+  return `CREATE VIRTUAL TABLE IF NOT EXISTS ${t.words} USING fts5(text, content='${bareIdent(t.docs)}', content_rowid='rid', tokenize='unicode61 remove_diacritics 2')`;
 }
 
 export const REGISTRY_DDL = [

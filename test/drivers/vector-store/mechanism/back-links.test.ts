@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { byBackLinks, LINKS_FOUND } from "../../../../src/drivers/vector-store/back-links.ts";
 import { writeCheckpoint } from "../../../../src/drivers/vector-store/checkpoint.ts";
 import { savedStraysCap } from "../../../../src/drivers/vector-store/saved-strays.ts";
-import { addCurrentVersions } from "../../../../src/drivers/vector-store/hnsw.ts";
+import { addCurrentVersions } from "../../../../src/drivers/vector-store/adds.ts";
 import { LaterIndexer } from "../../../../src/drivers/vector-store/later.ts";
 import { Mirror } from "../../../../src/drivers/vector-store/mirror.ts";
 import { checkStrays } from "../../../../src/drivers/vector-store/strays.ts";

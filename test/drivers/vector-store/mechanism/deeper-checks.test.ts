@@ -2,7 +2,8 @@
 // holds the rows it missed for the deeper passes in batches (strays.ts DeeperChecks). Done that
 // way, it must list exactly the strays that checking every row through all passes lists.
 import { describe, expect, test } from "bun:test";
-import { addCurrentVersions, HnswIndex } from "../../../../src/drivers/vector-store/hnsw.ts";
+import { addCurrentVersions } from "../../../../src/drivers/vector-store/adds.ts";
+import { HnswIndex } from "../../../../src/drivers/vector-store/hnsw.ts";
 import { Mirror } from "../../../../src/drivers/vector-store/mirror.ts";
 import { DEFAULT_INDEX_PARAMS } from "../../../../src/drivers/vector-store/options.ts";
 import { checkPasses } from "../../../../src/drivers/vector-store/self-search.ts";

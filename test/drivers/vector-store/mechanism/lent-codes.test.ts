@@ -2,7 +2,8 @@
 // (lent-codes.ts), and keeps only the codes of rows the graph does not hold.
 import { describe, expect, test } from "bun:test";
 import { codesTopK } from "../../../../src/drivers/vector-store/exact.ts";
-import { addCurrentVersions, HnswIndex } from "../../../../src/drivers/vector-store/hnsw.ts";
+import { addCurrentVersions } from "../../../../src/drivers/vector-store/adds.ts";
+import { HnswIndex } from "../../../../src/drivers/vector-store/hnsw.ts";
 import { Mirror } from "../../../../src/drivers/vector-store/mirror.ts";
 import { DEFAULT_INDEX_PARAMS } from "../../../../src/drivers/vector-store/options.ts";
 import type { GenerationSpec } from "../../../../src/drivers/vector-store/index.ts";
@@ -48,11 +49,11 @@ describe("the mirror", () => {
     expect(mirror.liveCount).toBe(rids.length - 1);
   });
 
-  test("keeps its codes where the index was given f32 vectors (usearch's own cast), or lacks most rows", () => {
+  test("keeps its codes where the index lacks most rows: a rebuild's empty index, a file far behind", () => {
     const { mirror, codes } = filled();
-    const cast = new HnswIndex(32, params);
-    cast.add(rids, rids.map(() => 7), Float32Array.from(vectors.flatMap((v) => Array.from(v))));
-    expect(mirror.lend(cast)).toBe(false);
+    const partial = new HnswIndex(32, params);
+    addCurrentVersions(partial, mirror, Array.from(mirror.liveRids()).slice(0, 500));
+    expect(mirror.lend(partial)).toBe(false);
     expect(mirror.codesKept).toBeNull();
     rids.forEach((rid, i) => expect(mirror.gatherCodes([rid], 0, 1)).toEqual(codes[i]!));
     // Lent, then moved to an empty index (a rebuild): the codes come back to the mirror intact.
@@ -64,15 +65,15 @@ describe("the mirror", () => {
     rids.forEach((rid, i) => expect(mirror.gatherCodes([rid], 0, 1)).toEqual(codes[i]!));
   });
 
-  test("a load lent from its first row keeps no codes the index holds alike, and takes them all back from a file of usearch's own cast", () => {
+  test("a load lent from its first row keeps no codes the index holds, and takes them all back from an index far behind", () => {
     const { mirror: source, codes } = filled();
-    const good = new HnswIndex(32, params);
-    addCurrentVersions(good, source, Array.from(source.liveRids()));
-    const cast = new HnswIndex(32, params);
-    cast.add(rids, rids.map(() => 7), Float32Array.from(vectors.flatMap((v) => Array.from(v))));
-    for (const [index, lends] of [[good, true], [cast, false]] as const) {
+    const whole = new HnswIndex(32, params);
+    addCurrentVersions(whole, source, Array.from(source.liveRids()));
+    const behind = new HnswIndex(32, params);
+    addCurrentVersions(behind, source, Array.from(source.liveRids()).slice(0, 500));
+    for (const [index, lends] of [[whole, true], [behind, false]] as const) {
       const mirror = new Mirror(spec, { floatBytes: 0 });
-      expect(mirror.lend(index)).toBe(true); // empty: nothing to compare yet
+      expect(mirror.lend(index)).toBe(true); // empty: nothing kept yet
       for (let page = 0; page < rids.length; page += 500) {
         rids.slice(page, page + 500).forEach((rid, i) => mirror.set(rid, vectors[page + i]!, [], `${rid}`, "", 7));
         mirror.settleCodes();
@@ -81,7 +82,6 @@ describe("the mirror", () => {
       rids.forEach((rid, i) => expect(mirror.gatherCodes([rid], 0, 1)).toEqual(codes[i]!));
     }
   });
-
 });
 
 describe("a compact store", () => {
