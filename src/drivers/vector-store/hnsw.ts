@@ -181,7 +181,8 @@ export class HnswIndex {
     // usearch links a new node from its top level down: a search beside the insertion can reach
     // it above before its base level has links, and end there with one match (the graph's
     // contract test saw it in ~1 of 600 searches beside a fill). Asked again, the insertion has
-    // moved on about half the time; if not, `cut` says so and the caller answers another way.
+    // moved on about half the time; if not, `cut` says so and the caller answers another way. A
+    // walk also ends short with no insertion near, where rows of one vector link only to one another.
     let real = reached(dist);
     const short = () => real < asked && asked < this.size;
     if (short()) {

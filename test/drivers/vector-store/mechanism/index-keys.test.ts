@@ -147,9 +147,12 @@ describe("strays across a restart", () => {
     await again.whenReady("vt_k");
     expect(third).not.toContain("vector_store.index_strays");
     expect((await again.stats("vt_k")).strays).toBe(written); // the load checked the rows the file lacked
+    // Through HNSW, or exactly where the walk ended short of 80 (hnsw.ts `cut`): 80 rows of one
+    // vector, linked to one another, can end a walk that reaches them before it has seen 80.
     const after = await again.search("vt_k", { vector: same, k: 80 });
-    expect(after.path).toBe("hnsw");
+    expect(["hnsw", "exact-memory"]).toContain(after.path);
     expect(after.hits.length).toBe(80);
+    expect(after.hits.filter((h) => h.score > 0.9999).length).toBe(80);
     expect(await found(again)).toBe(80);
   });
 
