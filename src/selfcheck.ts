@@ -1,5 +1,6 @@
 // `vecsync version --check`: opens every embedded engine once and reports its version, so a
-// binary copied to a bare machine proves its native parts load (issue: one binary); and embeds a
+// binary copied to a bare machine proves its native parts load (issue: one binary); runs a write
+// batch on the database's write thread, an entry point of its own in the binary; and embeds a
 // sentence with the offline semantic model, which the binary carries too.
 import { createClient } from "@libsql/client";
 import { DuckDBInstance } from "@duckdb/node-api";
@@ -7,6 +8,9 @@ import { exactSearch, type Matches, MetricKind } from "usearch";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { openDatabase } from "./db/client.ts";
+import { THREAD_MIN_BYTES, WRITES_CACHED } from "./db/fast-writes.ts";
+import { WRITE_WORKER_ENTRY } from "./db/write-protocol.ts";
 import { createEmbeddingProvider } from "./drivers/embeddings/index.ts";
 import { SEMANTIC_MODEL, SEMANTIC_VERSION } from "./drivers/embeddings/local-semantic/index.ts";
 import { graphAddon, openGraph, usearchVersion } from "./drivers/vector-store/index.ts";
@@ -44,6 +48,20 @@ export async function selfCheck(): Promise<EngineReport[]> {
         graph.add(BigUint64Array.of(1n), Int8Array.of(127, 0, 0), 1);
         if (graph.search(Int8Array.of(127, 0, 0), 1, 1)[0][0] !== 1n) throw new Error("search did not find the vector it was given");
         return graphAddon().usearchVersion;
+      }),
+      await check("write-thread", async () => {
+        // A batch this large runs on the thread (db/fast-writes.ts); a thread that does not start
+        // hands it to the client, which prepares nothing the write path counts.
+        const database = await openDatabase(`file:${join(dir, "thread.db")}`);
+        try {
+          await database.client.execute("CREATE TABLE t (b BLOB)");
+          await database.client.batch([{ sql: "INSERT INTO t (b) VALUES (?)", args: [new Uint8Array(THREAD_MIN_BYTES)] }], "write");
+          const prepared = (database.client as unknown as Record<symbol, number>)[WRITES_CACHED];
+          if (!prepared) throw new Error("the write batch did not run on the write thread");
+          return WRITE_WORKER_ENTRY;
+        } finally {
+          database.close();
+        }
       }),
       await check("duckdb", async () => {
         const instance = await DuckDBInstance.create(":memory:");

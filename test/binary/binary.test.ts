@@ -12,7 +12,7 @@ setDefaultTimeout(30_000);
 /** The native engines, written out to the cache on first use. */
 const NATIVES = ["libsql", "usearch", "graph", "duckdb"];
 /** What `version --check` reports: the natives, and the semantic model, read in place from the binary. */
-const ENGINES = [...NATIVES, "local-semantic-v1"];
+const ENGINES = [...NATIVES, "write-thread", "local-semantic-v1"];
 const BUILD_TIMEOUT_MS = 180_000;
 
 const work = tempDir("vecsync-binary-");
