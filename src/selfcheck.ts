@@ -55,10 +55,13 @@ export async function selfCheck(): Promise<EngineReport[]> {
         const database = await openDatabase(`file:${join(dir, "thread.db")}`);
         try {
           await database.client.execute("CREATE TABLE t (b BLOB)");
-          await database.client.batch([{ sql: "INSERT INTO t (b) VALUES (?)", args: [new Uint8Array(THREAD_MIN_BYTES)] }], "write");
+          const [, version] = await database.client.batch(
+            [{ sql: "INSERT INTO t (b) VALUES (?)", args: [new Uint8Array(THREAD_MIN_BYTES)] }, "SELECT sqlite_version() AS v"],
+            "write",
+          );
           const prepared = (database.client as unknown as Record<symbol, number>)[WRITES_CACHED];
-          if (!prepared) throw new Error("the write batch did not run on the write thread");
-          return WRITE_WORKER_ENTRY;
+          if (!prepared) throw new Error(`the write batch did not run on the write thread (${WRITE_WORKER_ENTRY})`);
+          return String(version!.rows[0]?.v);
         } finally {
           database.close();
         }
