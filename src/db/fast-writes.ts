@@ -12,7 +12,8 @@ import { type WriteReply, type WriteRequest, writeWorkerUrl } from "./write-prot
 // fsync) held the event loop 10–30 ms, the most of what delayed queries during a fill. A small one
 // runs on the loop: a hand-off to the thread and back costs more than it does, and the write gate
 // stays held meanwhile, which capped a change stream's rate; so do a change stream's batches of any
-// size (shared/write-place.ts; docs/performance.md, "Write batches on a thread"). This wrapper must sit inside the write gate (client.ts): the gate keeps every other
+// size (shared/write-place.ts; docs/performance.md, "Write batches on a thread"). This wrapper must
+// sit inside the write gate (client.ts): the gate keeps every other
 // writer of this process, which use the client's pooled connections, out until a batch has
 // committed or rolled back. Readers on other connections see the commit at their next statement
 // (WAL). Interactive transactions, executeMultiple, migrate, read batches and anything unusual

@@ -2,12 +2,12 @@
 // one batch of changed keys (apply-keys.ts), or, when the feed was lost or a batch says every row changed, a
 // hash pass. The consumer loop (cdc.ts) decides when; this file decides how.
 import type { ChangeBatch } from "../../drivers/sources/types.ts";
+import { writesOnLoop } from "../../shared/write-place.ts";
 import type { Applied } from "./apply.ts";
 import { applyKeys } from "./apply-keys.ts";
 import { BudgetExceededError, vectorAllowance } from "./budget.ts";
 import { hashPass, type PassResult } from "./batch.ts";
 import type { SyncJob } from "./job.ts";
-import { writesOnLoop } from "../../shared/write-place.ts";
 
 async function liveTarget(job: SyncJob) {
   const { live } = await job.store.generations();

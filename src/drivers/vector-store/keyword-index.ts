@@ -4,8 +4,8 @@
 // old text), which rows.ts does in the same transaction that changes `docs`, before the change.
 // So the index is exactly the committed `docs`: a restart, a kill -9 or a swap cannot part them.
 //
-// Tokenizer (schema.ts keywordIndexDdl): unicode61 with remove_diacritics 2 (letters and digits of any script, case folded,
-// diacritics removed from every Latin letter: "Café" matches "cafe"). FTS5's bm25() is Okapi BM25
+// Tokenizer (schema.ts keywordIndexDdl): unicode61 with remove_diacritics 2 (letters and digits of
+// any script, case folded, diacritics removed from every Latin letter: "Café" matches "cafe"). FTS5's bm25() is Okapi BM25
 // with k1 = 1.2, b = 0.75 and returns the score negated (smaller is better), so a keyword score
 // is -bm25(). Its IDF is ln((N − n + 0.5) / (n + 0.5)), floored at 1e-6 for words in half the rows or more.
 import type { Client, InStatement, InValue } from "@libsql/client";
