@@ -1,5 +1,5 @@
 // Writes the client package's generated sources from the server's own types:
-//   packages/client/src/filters.ts  a copy of the filter language (src/drivers/vector-store/filters/language.ts)
+//   packages/client/src/filters.ts  a copy of the filter language (src/drivers/store-api/filters/language.ts)
 //   packages/client/src/router.ts   every tRPC procedure's input and output, written out in full,
 //                                   assembled into an AppRouter type that @trpc/client infers from
 // so a consumer type-checks under a thousand lines of plain declarations instead of the ~170 server
@@ -13,7 +13,7 @@ import ts from "typescript";
 import { createPrinter } from "./client-types/printer.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
-const LANGUAGE = join(ROOT, "src/drivers/vector-store/filters/language.ts");
+const LANGUAGE = join(ROOT, "src/drivers/store-api/filters/language.ts");
 const ROUTER = join(ROOT, "rpc/router.ts");
 const ERRORS = join(ROOT, "src/shared/errors.ts");
 export const OUT = { filters: join(ROOT, "packages/client/src/filters.ts"), router: join(ROOT, "packages/client/src/router.ts") };

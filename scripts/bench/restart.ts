@@ -11,7 +11,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { VectorStore, type UpsertRow } from "../../src/drivers/vector-store/index.ts";
+import { VectorStore } from "../../src/drivers/vector-store/index.ts";
+import type { UpsertRow } from "../../src/drivers/store-api/index.ts";
 
 const writer = process.argv.indexOf("--writer");
 if (writer >= 0) {

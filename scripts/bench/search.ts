@@ -14,7 +14,7 @@
 // Progress goes to stderr, the tables to stdout. Needs PostgreSQL for the quality part
 // (`bun run scripts/with-pg.ts bun run bench search`).
 import { parseArgs } from "node:util";
-import { DEFAULT_VECTOR_WEIGHT } from "../../src/drivers/vector-store/index.ts";
+import { DEFAULT_VECTOR_WEIGHT } from "../../src/drivers/store-api/index.ts";
 import { fmt, progress, table } from "./lib/measure.ts";
 import { printLatency, searchLatency } from "./lib/search-latency.ts";
 import { gradeRanking, QUERY_KINDS, type QueryKind, type SearchSet, searchSet } from "./lib/search-set.ts";

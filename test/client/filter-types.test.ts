@@ -5,7 +5,7 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { join } from "node:path";
-import { FilterError, parseFilter, type MetadataColumn } from "../../src/drivers/vector-store/index.ts";
+import { FilterError, parseFilter, type MetadataColumn } from "../../src/drivers/store-api/index.ts";
 import { filterArbitraries } from "../drivers/vector-store/filter-arbitraries.ts";
 import { ROOT } from "../harness.ts";
 import { typeErrors } from "./typecheck.ts";
@@ -17,7 +17,7 @@ const COLUMNS: MetadataColumn[] = [
   { name: "active", type: "boolean" },
 ];
 const M = `{ ${COLUMNS.map((c) => `${c.name}: "${c.type}"`).join("; ")} }`;
-const FILE = join(ROOT, "src/drivers/vector-store/filters/__filter_samples__.ts");
+const FILE = join(ROOT, "src/drivers/store-api/filters/__filter_samples__.ts");
 
 function parserAccepts(filter: unknown): boolean {
   try {

@@ -3,8 +3,9 @@
 // composition root; a domain reaches http/ only from its thin http.ts adapter (its services never
 // import the transport). The vector store is a package of its own (src/drivers/vector-store/
 // README.md): the service, the scripts and every test but the store's mechanism tests reach it
-// through its index.ts alone, it imports nothing of the service but the two bottom layers, and no
-// import circle runs inside it.
+// through its index.ts alone, it imports nothing of the service but the two bottom layers and the
+// store API, and no import circle runs inside it. The store API (src/drivers/store-api/), what
+// every store takes and answers, is reached through its index.ts and imports nothing of ours.
 // `bun run scripts/imports.ts` prints the first two.
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
@@ -13,6 +14,7 @@ import { ROOT } from "../harness.ts";
 
 const graph = importGraph(join(ROOT, "src"));
 const STORE = "src/drivers/vector-store/";
+const API = "src/drivers/store-api/";
 /** Tests inside the store's boundary: each tests the mechanism that holds an invariant, by its own module. */
 const MECHANISM = "test/drivers/vector-store/mechanism/";
 
@@ -24,6 +26,8 @@ function edges(g: ImportGraph, from: (file: string) => boolean, to: (file: strin
 /** Imports of the store's files other than its index.ts, from files outside the store. */
 const intoStore = (g: ImportGraph) => edges(g, (file) => !file.startsWith(STORE), (to) => to.startsWith(STORE) && to !== `${STORE}index.ts`);
 const BOTTOM = /^src\/(shared|native)\//;
+/** Imports of the store API's files other than its index.ts, from files outside it. */
+const intoApi = (g: ImportGraph) => edges(g, (file) => !file.startsWith(API), (to) => to.startsWith(API) && to !== `${API}index.ts`);
 
 describe("imports", () => {
   test("no circle crosses folders", () => {
@@ -58,12 +62,18 @@ describe("imports", () => {
     const outside = intoStore(tree).filter((line) => !line.startsWith(MECHANISM));
     expect(outside).toEqual([]);
     // and the mechanism tests are the store's own: they test nothing else
-    const elsewhere = edges(tree, (file) => file.startsWith(MECHANISM), (to) => to.startsWith("src/") && !to.startsWith(STORE) && to !== "src/shared/prng.ts");
+    const elsewhere = edges(tree, (file) => file.startsWith(MECHANISM), (to) => to.startsWith("src/") && !to.startsWith(STORE) && to !== `${API}index.ts` && to !== "src/shared/prng.ts");
     expect(elsewhere).toEqual([]);
   });
 
-  test("the vector store imports only itself, shared/ and native/ (the layers that import nothing of the service)", () => {
-    expect(edges(graph, (file) => file.startsWith(STORE), (to) => !to.startsWith(STORE) && !BOTTOM.test(to))).toEqual([]);
+  test("the store API is reached through its index.ts, and imports nothing of ours", () => {
+    const tree = new Map([...graph, ...importGraph(join(ROOT, "test"), join(ROOT, "src")), ...importGraph(join(ROOT, "scripts"), join(ROOT, "src"))]);
+    expect(intoApi(tree)).toEqual([]);
+    expect(edges(graph, (file) => file.startsWith(API), (to) => !to.startsWith(API))).toEqual([]);
+  });
+
+  test("the vector store imports only itself, the store API, shared/ and native/ (which import nothing of the service)", () => {
+    expect(edges(graph, (file) => file.startsWith(STORE), (to) => !to.startsWith(STORE) && to !== `${API}index.ts` && !BOTTOM.test(to))).toEqual([]);
     expect(edges(graph, (file) => BOTTOM.test(file), (to) => !BOTTOM.test(to))).toEqual([]);
   });
 });

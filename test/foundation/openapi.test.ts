@@ -3,7 +3,7 @@
 // fields a user cannot guess — `credentials` and `filters` — described in the document itself.
 import { describe, expect, test } from "bun:test";
 import { createConfig, lintFromString } from "@redocly/openapi-core";
-import { parseFilter } from "../../src/drivers/vector-store/index.ts";
+import { parseFilter } from "../../src/drivers/store-api/index.ts";
 import { domainRoutes } from "../../src/http/domain-routes.ts";
 import { buildOpenApi } from "../../src/http/openapi.ts";
 import { errorCodesOf } from "../../src/http/openapi-errors.ts";

@@ -12,7 +12,7 @@ import { crc32 } from "node:zlib";
 import { Index, MetricKind, ScalarKind } from "usearch";
 import { fakeVector } from "../fakes/embeddings/upstream.ts";
 import { makeWorld, type World } from "../drivers/vector-store/helpers.ts";
-import type { UpsertRow } from "../../src/drivers/vector-store/index.ts";
+import type { UpsertRow } from "../../src/drivers/store-api/index.ts";
 import { probeInChild } from "./fixtures/probe.ts";
 
 setDefaultTimeout(60_000);

@@ -8,7 +8,7 @@
 import { describe, expect, test, setDefaultTimeout } from "bun:test";
 import { fakeVector } from "../fakes/embeddings/upstream.ts";
 import { makeWorld } from "../drivers/vector-store/helpers.ts";
-import type { GenerationSpec, UpsertRow } from "../../src/drivers/vector-store/index.ts";
+import type { GenerationSpec, UpsertRow } from "../../src/drivers/store-api/index.ts";
 import { probeInChild } from "./fixtures/probe.ts";
 
 setDefaultTimeout(60_000);

@@ -13,7 +13,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase } from "../../../src/db/client.ts";
 import { createEmbeddingProvider } from "../../../src/drivers/embeddings/index.ts";
-import { VectorStore, type QueryMode, type UpsertRow } from "../../../src/drivers/vector-store/index.ts";
+import { VectorStore } from "../../../src/drivers/vector-store/index.ts";
+import type { QueryMode, UpsertRow } from "../../../src/drivers/store-api/index.ts";
 import { fmt, percentile, progress, type Sample, table } from "./measure.ts";
 import { QUERY_KINDS, type QueryKind, searchSet } from "./search-set.ts";
 

@@ -3,7 +3,7 @@
 // (vector-store/explain.ts); a platform store's planner is the database's, whose estimates and
 // recall vecsync does not see, so those figures are null there (its path is `platform`, or
 // `keyword`/`hybrid` for a query with that mode on a Postgres platform table).
-import type { SearchExplain } from "../../drivers/vector-store/index.ts";
+import type { SearchExplain } from "../../drivers/store-api/index.ts";
 import type { QueryExplain } from "./schemas.ts";
 
 /** What a pinned search answered (vector-tables/storage.ts TablePin), as far as explain reads it. */

@@ -1,5 +1,5 @@
 import { type } from "arktype";
-import { FILTER_JSON_SCHEMAS, type Filter } from "../../drivers/vector-store/index.ts";
+import { FILTER_JSON_SCHEMAS, type Filter } from "../../drivers/store-api/index.ts";
 import { documentedAs } from "../../shared/validate.ts";
 import { POSITION_PATTERNS } from "../vector-tables/synced-through.ts";
 

@@ -5,7 +5,7 @@ import type { Services } from "../../services.ts";
 import type { KeyActor } from "../../shared/actor.ts";
 import { AppError, DriverError, validationError } from "../../shared/errors.ts";
 import { UnsupportedModeError } from "../../drivers/platform/types.ts";
-import { FilterError, parseFilter, VectorStoreError, type GenerationSpec, type SearchHit, type SearchRequest } from "../../drivers/vector-store/index.ts";
+import { FilterError, parseFilter, VectorStoreError, type GenerationSpec, type SearchHit, type SearchRequest } from "../../drivers/store-api/index.ts";
 import { embedOrFail, providerForEmbedding } from "../embedding-providers/embedding.ts";
 import { vectorTableOf } from "../vector-tables/service.ts";
 import { hasStorage } from "../vector-tables/state.ts";

@@ -9,9 +9,8 @@
 // With a warehouse built-in model the text is neither fetched nor compared here: every row whose
 // text hash moved goes to the warehouse, which embeds and writes it during `prepareRows`
 // (embedder.ts); a row that turns out blank still counts against the budget cut (erring low).
-import type { RowHash, SourceRow } from "../../drivers/sources/types.ts";
-import { keyText } from "../../drivers/sources/types.ts";
-import type { MetadataUpdate, RowHashes, UpsertRow } from "../../drivers/vector-store/index.ts";
+import { keyText, type RowHash, type SourceRow } from "../../drivers/sources/types.ts";
+import type { MetadataUpdate, RowHashes, UpsertRow } from "../../drivers/store-api/index.ts";
 import { renderMetadata, renderText, storedTextHash } from "../vector-tables/render.ts";
 import { emptyRowsAmong, recordEmptyRows, type FailedRow } from "./empty-rows.ts";
 import { embedRows } from "./embedder.ts";

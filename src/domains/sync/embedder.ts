@@ -9,7 +9,7 @@ import type { EmbeddingProvider } from "../../drivers/embeddings/index.ts";
 import type { EmbedResult, EmbedRow, SourceText } from "../../drivers/platform/warehouse.ts";
 import type { SourceConnector } from "../../drivers/sources/types.ts";
 import { WarehouseSource } from "../../drivers/sources/warehouse.ts";
-import type { UpsertRow } from "../../drivers/vector-store/index.ts";
+import type { UpsertRow } from "../../drivers/store-api/index.ts";
 import { DriverError } from "../../shared/errors.ts";
 import { sourceColumn } from "../vector-tables/checks.ts";
 import { embeddingColumns } from "../vector-tables/render.ts";

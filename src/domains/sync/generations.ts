@@ -6,7 +6,7 @@
 import type { TaskFailure } from "../../scheduler/catalog.ts";
 import type { DbOrTx } from "../../scheduler/types.ts";
 import type { Services } from "../../services.ts";
-import { VectorStoreError } from "../../drivers/vector-store/index.ts";
+import { VectorStoreError } from "../../drivers/store-api/index.ts";
 import { findVectorTableById, vectorTablesByMode } from "../vector-tables/repo.ts";
 import { hasStorage, markError, servesConfig } from "../vector-tables/state.ts";
 import { tableStore, type TableStore } from "../vector-tables/storage.ts";

@@ -3,7 +3,7 @@
 import type { Services } from "../../services.ts";
 import { openSource } from "../connections/sources.ts";
 import type { CdcTarget, SourceConnector } from "../../drivers/sources/types.ts";
-import type { GenerationSpec } from "../../drivers/vector-store/index.ts";
+import type { GenerationSpec } from "../../drivers/store-api/index.ts";
 import { DriverError } from "../../shared/errors.ts";
 import { findConnection } from "../connections/repo.ts";
 import { providerForEmbedding } from "../embedding-providers/embedding.ts";

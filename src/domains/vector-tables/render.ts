@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { GenerationSpec, Metadata, MetadataValue } from "../../drivers/vector-store/index.ts";
+import type { GenerationSpec, Metadata, MetadataValue } from "../../drivers/store-api/index.ts";
 import type { SourceValue } from "../../drivers/sources/types.ts";
 import type { ColumnConfig, VectorTableRow } from "./tables.ts";
 

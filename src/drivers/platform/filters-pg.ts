@@ -2,7 +2,7 @@
 // Postgres boolean expression over a platform table's typed metadata columns, with bind
 // parameters. Semantics match the managed store's predicate exactly (a property test checks):
 // neq/nin also match null, `exists: false` matches null, comparisons and eq/in never match null.
-import { filterSql, type MetadataColumn, type MetadataType, type parseFilter } from "../vector-store/index.ts";
+import { filterSql, type MetadataColumn, type MetadataType, type parseFilter } from "../store-api/index.ts";
 
 /** The validated filter AST (the managed store's public API exports the parser, not the type). */
 export type FilterNode = NonNullable<ReturnType<typeof parseFilter>>;

@@ -2,7 +2,7 @@
 // its building generations, each known by the `{ref, generation, spec}` in its comment, so a
 // table that merely looks like ours (a user's, another ref's) is never taken for one.
 import type postgres from "postgres";
-import { VectorStoreError } from "../vector-store/index.ts";
+import { VectorStoreError } from "../store-api/index.ts";
 import { buildingPattern, buildingTable, parseComment, PLATFORM_SCHEMA, type TableComment } from "./pgvector-schema.ts";
 import type { PlatformTarget } from "./types.ts";
 

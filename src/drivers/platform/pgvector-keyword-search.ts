@@ -8,7 +8,7 @@
 // snapshot. Every row holding a word (GIN `?|`) and passing the filter (the compiled filter, as the
 // vector search uses) is scored; `min_similarity_score` is applied in the same statement on the
 // cosine (pgvector's `<=>`), before the LIMIT, so `k` rows come back whenever `k` qualify.
-import { comparePk, type SearchHit } from "../vector-store/index.ts";
+import { comparePk, type SearchHit } from "../store-api/index.ts";
 import { compilePg, type FilterNode } from "./filters-pg.ts";
 import { statsTables } from "./pgvector-keyword.ts";
 import { readValue, type Param } from "./pgvector-rows.ts";

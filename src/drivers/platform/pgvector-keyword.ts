@@ -4,7 +4,7 @@
 //             in the row), with a GIN index for `?|` (rows holding any of the query's words);
 //   per table vecsync."vt_<id8>$k<g>" (term → rows holding it: BM25's n) and
 //             vecsync."vt_<id8>$n<g>" (one row: the table's rows N and their total length, for avgdl).
-// Words are made in TypeScript by the managed store's own rules (vector-store/words.ts, FTS5's
+// Words are made in TypeScript by the stores' one set of rules (store-api/words.ts, FTS5's
 // unicode61 tokens), not by Postgres's text search: its stemming and stop words would give other
 // words, and managed and platform tables would rank the same rows differently.
 // The statistics move by deltas. A write takes a transaction-scoped advisory lock on its table's
@@ -13,7 +13,7 @@
 // serialized by it (the sync engine writes a table from one pass at a time anyway), searches never
 // take it. Side tables are named per generation, so they keep their names through a swap's rename.
 import type postgres from "postgres";
-import { documentTerms } from "../vector-store/index.ts";
+import { documentTerms } from "../store-api/index.ts";
 import type { Param } from "./pgvector-rows.ts";
 import { familyPrefix, LENGTH_COLUMN, qualified, quoteIdent, TERMS_COLUMN } from "./pgvector-schema.ts";
 

@@ -2,8 +2,8 @@
 // the managed store answers it (vector-store/query-modes.ts): `vector` is the cosine search with
 // each hit's BM25 added; `keyword` ranks by BM25 (pgvector-keyword-search.ts); `hybrid` fuses the
 // cosine ranking (the store's own vector search, pgvector-query.ts) and the BM25 ranking, each
-// `hybridDepth(k)` deep, by the managed store's own fusion (vector-store/fusion.ts).
-import { DEFAULT_VECTOR_WEIGHT, fuseRankings, hybridDepth, parseFilter, queryWords, unscored, withLateScores, type SearchRequest } from "../vector-store/index.ts";
+// `hybridDepth(k)` deep, by the stores' one fusion (store-api/fusion.ts).
+import { DEFAULT_VECTOR_WEIGHT, fuseRankings, hybridDepth, parseFilter, queryWords, unscored, withLateScores, type SearchRequest } from "../store-api/index.ts";
 import { KeywordSql, keywordRanking, keywordScores } from "./pgvector-keyword-search.ts";
 import { vectorText } from "./pgvector-rows.ts";
 import { noGeneration, resolve, type WithFamily } from "./pgvector-family.ts";

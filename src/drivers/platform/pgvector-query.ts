@@ -11,7 +11,7 @@
 // Postgres's estimate of a filter's matches is one more round trip, kept a minute per filter.
 import { createHash } from "node:crypto";
 import type postgres from "postgres";
-import { parseFilter, VectorStoreError, type SearchRequest } from "../vector-store/index.ts";
+import { parseFilter, VectorStoreError, type SearchRequest } from "../store-api/index.ts";
 import { vectorText } from "./pgvector-rows.ts";
 import { baseOf, indexable, qualified, type TableComment } from "./pgvector-schema.ts";
 import { annLimit, byScoreThenPk, planSearch, readEstimate, SearchSql, settingsStatement, type Estimate } from "./pgvector-search.ts";

@@ -1,7 +1,7 @@
 // Row values between our types and Postgres text: metadata checked by the managed store's own
 // checkedMetadata, vectors as pgvector's `[x,y,…]` text. Every parameter is sent as
 // text (or null) and cast in SQL, so no client-side type inference is involved.
-import { checkedMetadata, VectorStoreError, type GenerationSpec, type Metadata, type MetadataValue } from "../vector-store/index.ts";
+import { checkedMetadata, VectorStoreError, type GenerationSpec, type Metadata, type MetadataValue } from "../store-api/index.ts";
 import { scalarText } from "./filters-pg.ts";
 
 export type Param = string | null;

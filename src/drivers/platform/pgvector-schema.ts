@@ -7,7 +7,7 @@
 // dimensions), and two hash columns the sync engine diffs against. Each table's COMMENT holds
 // `{ref, generation, spec}` as JSON, so the spec travels with the table through the rename and a
 // generation needs no registry table beside it.
-import { VectorStoreError } from "../vector-store/index.ts";
+import { VectorStoreError } from "../store-api/index.ts";
 import { PG_TYPES } from "./filters-pg.ts";
 import type { PlatformPrimaryKey, PlatformTableSpec } from "./types.ts";
 

@@ -12,7 +12,7 @@
 //  - fewer than k+1 rows back (an estimate far off, or the scan gave up): exact after all;
 //  - re-sorted by exact score, then pk; when the k-th and (k+1)-th tie, every row with that score
 //    is read, so ties at the boundary are broken by pk and not by index order.
-import { comparePk, type SearchHit } from "../vector-store/index.ts";
+import { comparePk, type SearchHit } from "../store-api/index.ts";
 import { compilePg, type FilterNode } from "./filters-pg.ts";
 import { readValue, type Param } from "./pgvector-rows.ts";
 import { layoutOf, qualified, TEXT_COLUMN, VECTOR_COLUMN, vectorType, type TableComment } from "./pgvector-schema.ts";

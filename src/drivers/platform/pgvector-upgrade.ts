@@ -1,7 +1,7 @@
 // A pgvector platform table made before keyword search gets its keyword columns and statistics
 // (pgvector-keyword.ts) at its next settle, i.e. after the next sync pass or backfill
 // (docs/vector-tables.md#platform-tables-on-postgres): the words of every stored text made here
-// (they are made in TypeScript, vector-store/words.ts, so no SQL alone can fill them), then the
+// (they are made in TypeScript, store-api/words.ts, so no SQL alone can fill them), then the
 // statistics counted from them. One transaction under the ref's exclusive lock: a crash leaves
 // the table as it was (upgraded again next time), and no write meets it half done. Searches wait
 // on the ALTER TABLE's lock until it commits, once (its time is not measured yet).

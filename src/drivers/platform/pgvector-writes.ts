@@ -1,7 +1,7 @@
 // The row writes of a pgvector platform table as multi-row statements: every value bound as text
 // and cast in SQL (pgvector-rows.ts), every row validated before any statement is made; on a
 // table with keyword columns, its term statistics moved in the same transaction (pgvector-keyword.ts).
-import type { GenerationSpec, MetadataUpdate, UpsertRow } from "../vector-store/index.ts";
+import type { GenerationSpec, MetadataUpdate, UpsertRow } from "../store-api/index.ts";
 import { PG_CAST } from "./filters-pg.ts";
 import type postgres from "postgres";
 import { lockStats, rowTerms, type RowTerms, StatsDelta, storedTerms, TERM_COLUMNS, termCasts, termParams } from "./pgvector-keyword.ts";

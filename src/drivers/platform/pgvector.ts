@@ -12,7 +12,7 @@
 import postgres from "postgres";
 import { DriverError } from "../../shared/errors.ts";
 import { connectionOptions, type PostgresCredentials, type PostgresSourceOptions } from "../sources/postgres-connect.ts";
-import { FilterError, parseFilter, VectorStoreError, type MetadataUpdate, type RowHashes, type SearchRequest, type UpsertRow } from "../vector-store/index.ts";
+import { FilterError, parseFilter, VectorStoreError, type MetadataUpdate, type RowHashes, type SearchRequest, type UpsertRow } from "../store-api/index.ts";
 import { compilePg } from "./filters-pg.ts";
 import { familyOf, noGeneration, readFamily, resolve, type Family, type LockMode } from "./pgvector-family.ts";
 import { parseVectorText, type Param } from "./pgvector-rows.ts";

@@ -5,7 +5,7 @@
 // per-table seam, domains/vector-tables/storage.ts); rows, hashes, filters and hits are the
 // managed store's own types.
 import { DriverError } from "../../shared/errors.ts";
-import type { GenerationSpec, MetadataUpdate, RowHashes, SearchHit, SearchRequest, StoredDoc, UpsertRow } from "../vector-store/index.ts";
+import type { GenerationSpec, MetadataUpdate, RowHashes, SearchHit, SearchRequest, StoredDoc, UpsertRow } from "../store-api/index.ts";
 
 export type { GenerationSpec, MetadataUpdate, RowHashes, SearchHit, SearchRequest, UpsertRow };
 

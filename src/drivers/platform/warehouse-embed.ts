@@ -14,7 +14,7 @@
 // Metadata is NOT rendered here: the service renders it (render.ts renderMetadata) and passes it
 // in, so its typing can never differ from the other paths; metadata values may leave the warehouse.
 import { hashExpression, quoteIdent } from "../sources/warehouse-sql.ts";
-import type { Metadata } from "../vector-store/index.ts";
+import type { Metadata } from "../store-api/index.ts";
 import type { Bind } from "./warehouse-filters.ts";
 import { mergeSql, readKey, rowSets, valuesSelect } from "./warehouse-rows.ts";
 import { layoutOf, type WarehouseSpec } from "./warehouse-schema.ts";

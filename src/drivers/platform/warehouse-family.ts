@@ -3,7 +3,7 @@
 // name alone cannot: SWAP WITH moves names, not comments), so a table is the live one when it has
 // the base name, a building one when its name matches its comment, and a leftover otherwise.
 import type { QueryResult } from "../sources/warehouse-connect.ts";
-import { VectorStoreError } from "../vector-store/index.ts";
+import { VectorStoreError } from "../store-api/index.ts";
 import type { PlatformTarget } from "./types.ts";
 import type { Bind } from "./warehouse-filters.ts";
 import { buildingTable, parseComment, PLATFORM_SCHEMA, quoteIdent, tableSql, type ParsedRef, type TableComment, type WarehouseSpec } from "./warehouse-schema.ts";

@@ -3,9 +3,8 @@
 // Semantics match the managed store's predicate exactly (a property test checks): neq/nin also
 // match null, `exists: false` matches null, comparisons and eq/in never match null. Every value is
 // bound as text and cast in SQL, so no driver-side type guessing is involved.
-import { filterSql, type MetadataColumn, type MetadataType } from "../vector-store/index.ts";
-import type { FilterNode } from "./filters-pg.ts";
-import { scalarText } from "./filters-pg.ts";
+import { filterSql, type MetadataColumn, type MetadataType } from "../store-api/index.ts";
+import { type FilterNode, scalarText } from "./filters-pg.ts";
 import { quoteIdent } from "./warehouse-schema.ts";
 
 export type Bind = string | number | null;

@@ -4,7 +4,7 @@
 // own rules (pgvector-rows.ts: checkedMetadata, NUL refused alike on both platforms).
 import type { QueryResult } from "../sources/warehouse-connect.ts";
 import { toSourceValue } from "../sources/warehouse-sql.ts";
-import type { Metadata, MetadataUpdate, UpsertRow } from "../vector-store/index.ts";
+import type { Metadata, MetadataUpdate, UpsertRow } from "../store-api/index.ts";
 import { assertText, metadataParams, parseVectorText, readValue, vectorText } from "./pgvector-rows.ts";
 import { WAREHOUSE_CAST, type Bind } from "./warehouse-filters.ts";
 import { layoutOf, META_HASH_COLUMN, quoteIdent, TEXT_COLUMN, TEXT_HASH_COLUMN, VECTOR_COLUMN, type WarehouseSpec } from "./warehouse-schema.ts";

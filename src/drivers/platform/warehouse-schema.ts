@@ -4,7 +4,7 @@
 //   building:  <DB>.VECSYNC.VT_<ID8>_<NAME>__G<n>    (a re-backfill fills it, then SWAP WITH)
 // Each table's COMMENT holds `{ref, generation, spec}` as JSON: SWAP WITH exchanges the two
 // tables' names, so the comment stays with the rows it describes and no registry table is needed.
-import { VectorStoreError, type GenerationSpec, type MetadataType } from "../vector-store/index.ts";
+import { VectorStoreError, type GenerationSpec, type MetadataType } from "../store-api/index.ts";
 import { parseComment as parsePgComment } from "./pgvector-schema.ts";
 
 export const PLATFORM_SCHEMA = "VECSYNC";

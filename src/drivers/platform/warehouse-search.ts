@@ -5,7 +5,7 @@
 // embedded by the warehouse in the very statement that searches. `RANK() … <= k` keeps every row
 // tied with the k-th, so ties at the boundary are broken by pk here and not by the warehouse.
 import { DriverError } from "../../shared/errors.ts";
-import { comparePk, type SearchHit } from "../vector-store/index.ts";
+import { comparePk, type SearchHit } from "../store-api/index.ts";
 import type { QueryResult } from "../sources/warehouse-connect.ts";
 import type { FilterNode } from "./filters-pg.ts";
 import { compileWarehouse, type Bind } from "./warehouse-filters.ts";

@@ -6,7 +6,7 @@
 // ref are ordered in process by warehouse-lock.ts. See docs/platform-warehouse.md.
 import { DriverError } from "../../shared/errors.ts";
 import { WarehouseClient, type QueryResult, type WarehouseCredentials } from "../sources/warehouse-connect.ts";
-import { parseFilter, VectorStoreError, type MetadataUpdate, type RowHashes, type SearchRequest, type UpsertRow } from "../vector-store/index.ts";
+import { parseFilter, VectorStoreError, type MetadataUpdate, type RowHashes, type SearchRequest, type UpsertRow } from "../store-api/index.ts";
 import { lastPerKey } from "./pgvector-rows.ts";
 import { UnsupportedModeError, type HashesRequest, type PlatformSearchResult, type PlatformTarget, type PlatformVectorStore, type StoredDoc } from "./types.ts";
 import { embedChunk, type EmbedResult, type EmbedRow, type SourceText } from "./warehouse-embed.ts";

@@ -11,13 +11,12 @@
 // searches use the defaults meanwhile. The unfiltered search's recall is measured too, for the
 // query's `explain` only (the planner has nothing to choose there).
 import { type Candidate, cutWithTies, exactTopK, rescore } from "./exact.ts";
-import type { Predicate } from "./filters/index.ts";
+import type { GenerationSpec, Predicate } from "../store-api/index.ts";
 import type { HnswIndex } from "./hnsw.ts";
 import { type Mirror, normalizeInPlace } from "./mirror.ts";
 import { type Band, type Calibration, exactCostUs, filteredHnswPlan, type HnswPlan, hnswCostUs, planUnfiltered, searchBreadth } from "./planner.ts";
 import { hnswCandidates, withStrays } from "./search.ts";
 import { CALIBRATION_REST, type Pacer } from "./pace.ts";
-import type { GenerationSpec } from "./types.ts";
 
 /**
  * What a measurement reads: a generation's mirror and the index as it was when the measurement

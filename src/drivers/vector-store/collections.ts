@@ -4,12 +4,12 @@
 // where the lifecycle rules live: loads run one generation at a time, a write or a swap waits for
 // its generation's load, and a generation is dropped only once no search holds it (docs/vector-tables.md#query).
 import type { Client } from "@libsql/client";
-import { VectorStoreError } from "./errors.ts";
+import { type GenerationSpec, VectorStoreError } from "../store-api/index.ts";
 import type { Generation, StoreLog } from "./generation.ts";
 import { ensureKeywordIndex } from "./keyword-index.ts";
 import * as registry from "./registry.ts";
 import { assertCollectionName } from "./schema.ts";
-import type { GenerationSpec, WriteTarget } from "./types.ts";
+import type { WriteTarget } from "./types.ts";
 
 export interface Collection {
   live: Generation;

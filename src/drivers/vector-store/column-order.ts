@@ -12,9 +12,8 @@
 // written its filters take the paths without an order: a keyword's rows from its column
 // (columns.ts), any other filter's through SQL.
 
-import type { FilterNode } from "./filters/index.ts";
+import type { FilterNode, MetadataValue } from "../store-api/index.ts";
 import type { ColumnStore } from "./columns.ts";
-import type { MetadataValue } from "./types.ts";
 
 /** Rows per buffer of codes: a run's inner buffers are scanned in place, its two ends copied. */
 export const ORDER_CHUNK_ROWS = 2048;

@@ -3,7 +3,7 @@
 // count of rows per value (the planner's exact match count for `=` and `in` filters on one keyword
 // column). A keyword filter's rows are found by one pass over the ids (~0.1 ms at 100k rows), no
 // SQL; column orders (column-order.ts) sort every kind by `key`.
-import type { MetadataValue } from "./types.ts";
+import type { MetadataValue } from "../store-api/index.ts";
 
 export interface ColumnStore {
   get(rid: number): MetadataValue;

@@ -3,7 +3,8 @@
 // search keeps anyway (the plan, its estimate, the rows it examined), so a search not asked to
 // explain pays nothing for it.
 import { bandFor, type Plan, type PlanInput } from "./planner.ts";
-import type { SearchExplain, SearchPath } from "./types.ts";
+import type { SearchPath } from "./types.ts";
+import type { SearchExplain } from "../store-api/index.ts";
 
 /** An empty collection (or k ≤ 0, which the API never sends): nothing planned, nothing examined. */
 export function emptyExplain(): SearchExplain {

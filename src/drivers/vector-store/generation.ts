@@ -24,7 +24,8 @@ import { checkStrays } from "./strays.ts";
 import { StraySweeper } from "./sweeper.ts";
 import { Upkeep } from "./upkeep.ts";
 import type { GenerationRef } from "./rows.ts";
-import type { CollectionStatus, GenerationSpec, IndexParams, MetadataValue, UpsertRow } from "./types.ts";
+import type { CollectionStatus, IndexParams } from "./types.ts";
+import type { GenerationSpec, MetadataValue, UpsertRow } from "../store-api/index.ts";
 
 export type StoreLog = (event: string, fields: Record<string, unknown>) => void;
 

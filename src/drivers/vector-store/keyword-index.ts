@@ -10,9 +10,8 @@
 // is -bm25(). Its IDF is ln((N − n + 0.5) / (n + 0.5)), floored at 1e-6 for words in half the rows or more.
 import type { Client, InStatement, InValue } from "@libsql/client";
 import { bareIdent, generationTables, type GenerationTables, keywordIndexDdl } from "./schema.ts";
-import { queryWords } from "./words.ts";
+import { queryWords } from "../store-api/index.ts";
 
-export { MAX_QUERY_WORDS } from "./words.ts";
 
 /** Takes the current texts of the rows matching `ridsSql` out of the index: run before `docs` changes. */
 export function unindexStatement(t: GenerationTables, ridsSql: string, args: InValue[]): InStatement {

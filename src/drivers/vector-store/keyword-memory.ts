@@ -2,13 +2,11 @@
 // mirror's predicate, as the vector paths apply it; cosines are the exact path's (rescore over the
 // mirror's f32 vectors); texts are the mirror's. Synchronous, so the ranking sees one state of the
 // generation.
-import { comparePk, smallIntegerKey } from "./pk-order.ts";
+import { comparePk, compilePredicate, type FilterNode, type SearchHit, smallIntegerKey } from "../store-api/index.ts";
 import { rescore } from "./exact.ts";
-import { compilePredicate, type FilterNode } from "./filters/index.ts";
 import type { KeywordPostings } from "./keyword-postings.ts";
 import { countRows, type Ranked, rankRows, scoreText } from "./keyword-rank.ts";
 import type { SearchTarget } from "./search.ts";
-import type { SearchHit } from "./types.ts";
 
 export interface KeywordHit extends SearchHit {
   keywordScore: number;

@@ -6,7 +6,7 @@
 //
 // Why in memory: FTS5 scores every row holding any of the query's words, so a query with a common
 // word scored most of the table (38 ms p50 at 100k rows, docs/performance.md#search).
-import { eachWord } from "./words.ts";
+import { eachWord } from "../store-api/index.ts";
 
 /** FTS5's floor for the IDF of a word in half the rows or more. */
 const IDF_FLOOR = 1e-6;

@@ -10,7 +10,7 @@
 // Scores are summed in one order (postings.queryTerms: rarest first) everywhere, so a row's score
 // is the same to the last bit however it was reached, and rows that tie, tie exactly.
 import { ENTRY, type KeywordPostings, type QueryTerm } from "./keyword-postings.ts";
-import { eachWord } from "./words.ts";
+import { eachWord } from "../store-api/index.ts";
 
 const K1 = 1.2;
 const B = 0.75;

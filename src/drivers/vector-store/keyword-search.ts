@@ -5,8 +5,7 @@
 // filter (compileSql), as here. The two rank alike: the same tokens, formula and statistics. Each
 // row's cosine is answered as `similarity_score` in every mode, and `min_similarity_score` filters on it.
 import type { Client } from "@libsql/client";
-import { comparePk } from "./pk-order.ts";
-import { compileSql, type FilterNode, metadataColumnName } from "./filters/index.ts";
+import { comparePk, compileSql, type FilterNode, type Metadata, metadataColumnName, type SearchHit } from "../store-api/index.ts";
 import { cosineDistance } from "./refine.ts";
 import { readMetadataValue } from "./rows.ts";
 import type { KeywordQuery } from "./keyword-index.ts";
@@ -14,7 +13,6 @@ import type { KeywordPostings } from "./keyword-postings.ts";
 import { countInMemory, type KeywordHit, type KeywordRanking, rankInMemory, scoresInMemory } from "./keyword-memory.ts";
 import { generationTables } from "./schema.ts";
 import type { SearchTarget } from "./search.ts";
-import type { Metadata, SearchHit } from "./types.ts";
 
 /** The first page reads the rows wanted and a few more: ties at the cut, rows under `minScore`. */
 const FIRST_PAGE_EXTRA = 16;

@@ -17,7 +17,7 @@ import { quantizeInto } from "./quantize.ts";
 import { type CodeLender, keepsTooMany, type LentCodes, lendFrom } from "./lent-codes.ts";
 import { RowFields } from "./row-fields.ts";
 import { GATHER_ROWS, VectorSlabs } from "./vector-slabs.ts";
-import type { GenerationSpec, MetadataValue } from "./types.ts";
+import type { GenerationSpec, MetadataValue } from "../store-api/index.ts";
 
 export { GATHER_ROWS } from "./vector-slabs.ts";
 

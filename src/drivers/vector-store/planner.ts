@@ -11,7 +11,7 @@
 // collection's calibration (never a vector, never SQL) it makes a Plan, a plain value search.ts
 // runs. A bounded exact read carries the plan to follow past its limit, so a search never comes
 // back here midway.
-import type { Predicate } from "./filters/index.ts";
+import type { Predicate } from "../store-api/index.ts";
 import type { Mirror } from "./mirror.ts";
 import { estimateSelectivity } from "./selectivity.ts";
 

@@ -3,15 +3,13 @@
 // two rankings by weighted reciprocal rank (fusion.ts, shared with the Postgres platform store).
 // Every hit carries its cosine, its BM25 (null when no word matched) and its rank score.
 import type { Client } from "@libsql/client";
-import type { FilterNode } from "./filters/index.ts";
-import { DEFAULT_VECTOR_WEIGHT, fuseRankings, hybridDepth, unscored, withLateScores } from "./fusion.ts";
+import { DEFAULT_VECTOR_WEIGHT, type FilterNode, fuseRankings, hybridDepth, type SearchExplain, type SearchRequest, unscored, withLateScores } from "../store-api/index.ts";
 import { type KeywordQuery, keywordQuery } from "./keyword-index.ts";
 import type { KeywordRanking } from "./keyword-memory.ts";
 import { countKeywordMatches, keywordRanking, keywordScoresOf } from "./keyword-search.ts";
 import { queryVector, searchGeneration, type SearchTarget } from "./search.ts";
-import type { SearchExplain, SearchRequest, SearchResult } from "./types.ts";
+import type { SearchResult } from "./types.ts";
 
-export { DEFAULT_VECTOR_WEIGHT, hybridDepth, RRF_K } from "./fusion.ts";
 
 export async function searchWithMode(client: Client, gen: SearchTarget, req: SearchRequest, node: FilterNode | null, capScale?: number): Promise<SearchResult> {
   const words = keywordQuery(req.text ?? "");

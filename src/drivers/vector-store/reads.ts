@@ -1,9 +1,8 @@
 // Named read queries on one generation's tables.
 import type { Client, Row } from "@libsql/client";
-import { metadataColumnName, type SqlWhere } from "./filters/index.ts";
+import { metadataColumnName, type MetadataValue, type RowHashes, type SqlWhere, type StoredDoc } from "../store-api/index.ts";
 import { readMetadataValue, type GenerationRef } from "./rows.ts";
 import { generationTables } from "./schema.ts";
-import type { MetadataValue, RowHashes, StoredDoc } from "./types.ts";
 
 export interface StoredRow {
   rid: number;

@@ -2,9 +2,8 @@
 // through `client.batch(…, "write")`, which libSQL runs as one transaction, locally and remotely.
 import type { Client, InStatement } from "@libsql/client";
 import type { CheckpointRecord } from "./checkpoint.ts";
-import { VectorStoreError } from "./errors.ts";
+import { type GenerationSpec, VectorStoreError } from "../store-api/index.ts";
 import { createGenerationDdl, dropGenerationDdl, REGISTRY_DDL } from "./schema.ts";
-import type { GenerationSpec } from "./types.ts";
 
 /** `retired`: swapped out, its tables dropped as soon as no search holds it (or at next start). */
 export type GenerationRowState = "building" | "live" | "retired";

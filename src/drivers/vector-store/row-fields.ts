@@ -6,10 +6,9 @@
 // planner, keyword ranking) read a row whole from the mirror as before. The mirror says which rows
 // are live and whether it is compact, and writes each row's fields from its own set() and
 // remove(), so the order of a row's changes (codes, orders, fields, liveness) stays in one place.
-import type { ColumnAccess } from "./filters/index.ts";
+import type { ColumnAccess, GenerationSpec, Metadata, MetadataValue } from "../store-api/index.ts";
 import { booleanColumn, type ColumnStore, keywordColumn, numberColumn } from "./columns.ts";
 import { KeywordPostings } from "./keyword-postings.ts";
-import type { GenerationSpec, Metadata, MetadataValue } from "./types.ts";
 
 export abstract class RowFields {
   /** False once compact (mirror.ts): the texts go with the f32 vectors. */

@@ -2,11 +2,9 @@
 // bumps the generation's change sequence once and stamps every touched row with it, so a replay
 // after a checkpoint at sequence S is "every row with seq > S, every tombstone with seq > S".
 import type { Client, InStatement, InValue } from "@libsql/client";
-import { VectorStoreError } from "./errors.ts";
-import { metadataColumnName } from "./filters/index.ts";
+import { checkedMetadata, type GenerationSpec, type Metadata, metadataColumnName, type MetadataUpdate, type MetadataValue, type UpsertRow, VectorStoreError } from "../store-api/index.ts";
 import { indexStatement, unindexStatement } from "./keyword-index.ts";
 import { generationTables } from "./schema.ts";
-import type { GenerationSpec, Metadata, MetadataUpdate, MetadataValue, UpsertRow } from "./types.ts";
 
 export interface GenerationRef {
   collection: string;
@@ -30,29 +28,6 @@ function bumpSeq(ref: GenerationRef): InStatement[] {
 
 function readSeq(ref: GenerationRef): InStatement {
   return { sql: seqQuery, args: [ref.collection, BigInt(ref.generation)] };
-}
-
-/**
- * A row's metadata in spec order, each value checked against its column type (an unknown column
- * or a mistyped value is `invalid_row`). NaN becomes null: neither SQLite nor Postgres keeps it as
- * a number a filter could match, so say so up front. Shared with the platform stores.
- */
-export function checkedMetadata(spec: GenerationSpec, metadata: Metadata, pk: string): MetadataValue[] {
-  const known = new Set(spec.metadata.map((c) => c.name));
-  for (const key of Object.keys(metadata)) {
-    if (!known.has(key)) throw new VectorStoreError("invalid_row", `row ${pk}: unknown metadata column "${key}"`);
-  }
-  return spec.metadata.map((c) => {
-    const v = metadata[c.name] ?? null;
-    if (v === null) return null;
-    const fits =
-      c.type === "keyword" ? typeof v === "string"
-      : c.type === "integer" ? typeof v === "number" && Number.isSafeInteger(v)
-      : c.type === "float" ? typeof v === "number"
-      : typeof v === "boolean";
-    if (!fits) throw new VectorStoreError("invalid_row", `row ${pk}: metadata "${c.name}" must be ${c.type}, got ${JSON.stringify(v)}`);
-    return typeof v === "number" && Number.isNaN(v) ? null : v;
-  });
 }
 
 /** Binds a row's metadata as its column types; the libSQL client sends JS numbers as REAL. */

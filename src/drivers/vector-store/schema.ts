@@ -1,9 +1,7 @@
 // The store's own SQL: a small registry of collections and generations, and three tables (plus
 // the keyword index, keyword-index.ts) per generation. Collections appear at run time, so this is plain SQL, not drizzle migrations.
 // Every identifier is quoted; collection names are also restricted to [a-z0-9_] (docs/vector-tables.md#vector-tables).
-import { VectorStoreError } from "./errors.ts";
-import { metadataColumnName } from "./filters/index.ts";
-import type { GenerationSpec, MetadataType } from "./types.ts";
+import { type GenerationSpec, metadataColumnName, type MetadataType, VectorStoreError } from "../store-api/index.ts";
 
 const NAME_PATTERN = /^[a-z0-9_]{1,160}$/;
 

@@ -6,12 +6,10 @@
 // texts: the paths then choose refineRows(k) candidates by the codes' cosine, and refine.ts scores
 // them exactly, with their texts, from libSQL.
 import type { Client } from "@libsql/client";
-import { comparePk } from "./pk-order.ts";
-import { VectorStoreError } from "./errors.ts";
+import { comparePk, compilePredicate, compileSql, type FilterNode, type Metadata, metadataColumnName, type Predicate, type SearchHit, type SearchRequest, VectorStoreError } from "../store-api/index.ts";
 import { type ColumnOrder, type Run, runOf, spansOf } from "./column-order.ts";
 import { type Candidate, cutWithTies, exactTopK, orderTopK, rescore, SCAN_MIN_ROWS, scanTopK } from "./exact.ts";
 import { emptyExplain, explainSearch, sqlExplain } from "./explain.ts";
-import { compilePredicate, compileSql, type FilterNode, metadataColumnName, type Predicate } from "./filters/index.ts";
 import type { HnswIndex } from "./hnsw.ts";
 import { type Mirror, normalizeInPlace } from "./mirror.ts";
 import { type Calibration, filteredSelectivity, type HnswPlan, type Plan, type PlanInput, planSelective, planUnfiltered } from "./planner.ts";
@@ -21,7 +19,7 @@ import { countMatching, matchingRids } from "./reads.ts";
 import { refine, refineRows } from "./refine.ts";
 import { type GenerationRef, readMetadataValue } from "./rows.ts";
 import { generationTables } from "./schema.ts";
-import type { CollectionStatus, Metadata, SearchHit, SearchPath, SearchRequest, SearchResult } from "./types.ts";
+import type { CollectionStatus, SearchPath, SearchResult } from "./types.ts";
 
 /** What a search reads of its generation (generation.ts); the index object changes on a rebuild. */
 export interface SearchTarget extends GenerationRef {

@@ -3,7 +3,7 @@
 // value), else estimated from a stride sample of the mirror, a closer one near the exact/HNSW
 // boundary m* (planner.ts exactCap), where a wrong estimate sends a search down the costlier path.
 // Neither reads a vector or SQL.
-import type { FilterNode, Predicate, Scalar } from "./filters/index.ts";
+import type { FilterNode, Predicate, Scalar } from "../store-api/index.ts";
 import type { Mirror } from "./mirror.ts";
 
 /** A first, cheap sample (~4 µs): enough when the filter is far from m* either way. */

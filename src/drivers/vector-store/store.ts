@@ -6,8 +6,7 @@ import type { Client } from "@libsql/client";
 import { graphAddon } from "./graph-binding.ts";
 import { Foreground } from "../../shared/foreground.ts";
 import { Collections } from "./collections.ts";
-import { VectorStoreError } from "./errors.ts";
-import { compileSql, parseFilter } from "./filters/index.ts";
+import { compileSql, type GenerationSpec, type Metadata, type MetadataUpdate, type MetadataValue, parseFilter, type RowHashes, type SearchRequest, type StoredDoc, type UpsertRow, VectorStoreError } from "../store-api/index.ts";
 import { Generation, type StoreLog } from "./generation.ts";
 import { DEFAULT_FLOAT_MIRROR_BYTES, DEFAULT_INDEX_PARAMS, type VectorStoreOptions } from "./options.ts";
 import { type Pacing, realClock } from "./pace.ts";
@@ -17,7 +16,7 @@ import { deleteStatements, runWrite, updateMetadataStatements, upsertStatements 
 import { searchWithMode } from "./query-modes.ts";
 import { searchGeneration } from "./search.ts";
 import { collectStats } from "./stats.ts";
-import type { CollectionStats, CollectionStatus, GenerationSpec, IndexParams, MetadataUpdate, Metadata, MetadataValue, PinnedGeneration, RowHashes, SearchRequest, SearchResult, StoredDoc, UpsertRow, WriteTarget } from "./types.ts";
+import type { CollectionStats, CollectionStatus, IndexParams, PinnedGeneration, SearchResult, WriteTarget } from "./types.ts";
 
 export class VectorStore {
   private readonly collections: Collections;

@@ -9,7 +9,7 @@ import { runBatchPass } from "../../../src/domains/sync/batch.ts";
 import { stopSyncFor } from "../../../src/domains/sync/lifecycle.ts";
 import { syncState } from "../../../src/domains/sync/state.ts";
 import type { VectorTableRow } from "../../../src/domains/vector-tables/tables.ts";
-import type { Metadata } from "../../../src/drivers/vector-store/index.ts";
+import type { Metadata } from "../../../src/drivers/store-api/index.ts";
 import { createWorld, enqueueFill, expectedSet, newVectorTable, sortedEntries, storedSet, tableRow, taskDone, type World } from "./world.ts";
 
 const LATENCY_MS = 1500;

@@ -5,7 +5,7 @@
 //   storeContract("pgvector", async () => ({ make: …, key: { name: "id", type: "bigint" }, dispose }))
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { PlatformPrimaryKey } from "../../../src/drivers/platform/types.ts";
-import { compilePredicate, FilterError, parseFilter, type Metadata, type SearchHit, type UpsertRow } from "../../../src/drivers/vector-store/index.ts";
+import { compilePredicate, FilterError, parseFilter, type Metadata, type SearchHit, type UpsertRow } from "../../../src/drivers/store-api/index.ts";
 import type { TableSpec, TableStore } from "../../../src/domains/vector-tables/storage.ts";
 import { cosine, productRows, rng, SPEC } from "../vector-store/helpers.ts";
 

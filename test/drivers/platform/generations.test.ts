@@ -3,7 +3,7 @@
 // none fails), or dropped.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { platformVectorRef } from "../../../src/drivers/platform/pgvector-schema.ts";
-import type { GenerationSpec, UpsertRow } from "../../../src/drivers/vector-store/index.ts";
+import type { GenerationSpec, UpsertRow } from "../../../src/drivers/store-api/index.ts";
 import { productRows, SPEC } from "../vector-store/helpers.ts";
 import { platformWorld, type PlatformWorld } from "./world.ts";
 

@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import fc from "fast-check";
 import { platformVectorRef } from "../../../src/drivers/platform/pgvector-schema.ts";
-import type { Metadata, SearchHit, UpsertRow, VectorStore } from "../../../src/drivers/vector-store/index.ts";
+import type { VectorStore } from "../../../src/drivers/vector-store/index.ts";
+import type { Metadata, SearchHit, UpsertRow } from "../../../src/drivers/store-api/index.ts";
 import { clusteredVectors, makeWorld, productRows, SPEC, type World } from "../vector-store/helpers.ts";
 import { bm25Scores } from "../vector-store/keyword-reference.ts";
 import { platformWorld, type PlatformWorld } from "./world.ts";

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { platformVectorRef } from "../../../src/drivers/platform/pgvector-schema.ts";
 import { UnsupportedModeError } from "../../../src/drivers/platform/types.ts";
-import type { UpsertRow } from "../../../src/drivers/vector-store/index.ts";
+import type { UpsertRow } from "../../../src/drivers/store-api/index.ts";
 import { clusteredVectors, productRows, SPEC } from "../vector-store/helpers.ts";
 import { keywordReference } from "../vector-store/keyword-reference.ts";
 import { platformWorld, type PlatformWorld } from "./world.ts";

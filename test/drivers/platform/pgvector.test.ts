@@ -2,7 +2,7 @@
 // counts, exact filtered search against a brute-force reference, ties, min score, drop.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { platformVectorRef } from "../../../src/drivers/platform/pgvector-schema.ts";
-import { compilePredicate, FilterError, parseFilter, VectorStoreError, type GenerationSpec, type Metadata, type SearchHit, type UpsertRow } from "../../../src/drivers/vector-store/index.ts";
+import { compilePredicate, FilterError, parseFilter, VectorStoreError, type GenerationSpec, type Metadata, type SearchHit, type UpsertRow } from "../../../src/drivers/store-api/index.ts";
 import { productRows, rng, SPEC } from "../vector-store/helpers.ts";
 import { expectRanking, reference } from "./contract.ts";
 import { platformWorld, type PlatformWorld } from "./world.ts";

@@ -4,7 +4,7 @@
 // predicate keeps, so platform and managed modes answer the same filters the same way.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import fc from "fast-check";
-import type { GenerationSpec } from "../../../src/drivers/vector-store/index.ts";
+import type { GenerationSpec } from "../../../src/drivers/store-api/index.ts";
 import { expectedMatches, sqlEdgeArbitraries } from "../vector-store/filter-arbitraries.ts";
 import { SPEC } from "../vector-store/helpers.ts";
 import { warehouseWorld, type WarehouseWorld } from "./warehouse-world.ts";

@@ -2,7 +2,7 @@
 // it as a subject through the seam): quoted and NaN metadata, text keys tied in code point order,
 // and the errors in the store's own terms.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { type GenerationSpec, type Metadata, type UpsertRow } from "../../../src/drivers/vector-store/index.ts";
+import type { GenerationSpec, Metadata, UpsertRow } from "../../../src/drivers/store-api/index.ts";
 import { productRows, SPEC } from "../vector-store/helpers.ts";
 import { warehouseWorld, type WarehouseWorld } from "./warehouse-world.ts";
 

@@ -5,7 +5,7 @@
 // its row behaviours are in warehouse-store.test.ts.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { WarehouseVectorStore, warehouseVectorRef } from "../../../src/drivers/platform/warehouse.ts";
-import { VectorStoreError, type GenerationSpec } from "../../../src/drivers/vector-store/index.ts";
+import { VectorStoreError, type GenerationSpec } from "../../../src/drivers/store-api/index.ts";
 import { PlatformSetupError } from "../../../src/drivers/platform/types.ts";
 import { DriverError } from "../../../src/shared/errors.ts";
 import type { FakeWarehouse } from "../../fakes/warehouse/server.ts";

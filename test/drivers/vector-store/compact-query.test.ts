@@ -5,7 +5,7 @@
 // had found (so it is no stray, scored apart). Rows here lie close together in tight clusters:
 // asked with the f32 query, hundreds of these 3,000 rows were not found first by their own vector.
 import { expect, test } from "bun:test";
-import type { UpsertRow } from "../../../src/drivers/vector-store/index.ts";
+import type { UpsertRow } from "../../../src/drivers/store-api/index.ts";
 import { makeWorld } from "./helpers.ts";
 
 const DIMS = 768;

@@ -1,7 +1,7 @@
 // Random rows and filters (docs/vector-tables.md#filters) over SPEC's metadata columns, for the property tests that
 // check each filter compiler (SQLite, Postgres) against the in-memory predicate.
 import fc from "fast-check";
-import { compilePredicate, parseFilter, type Metadata, type MetadataColumn } from "../../../src/drivers/vector-store/index.ts";
+import { compilePredicate, parseFilter, type Metadata, type MetadataColumn } from "../../../src/drivers/store-api/index.ts";
 
 export type ValuePools = {
   keyword: fc.Arbitrary<string>;

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { compilePredicate, compileSql, FilterError, parseFilter, type Metadata } from "../../../src/drivers/vector-store/index.ts";
+import { compilePredicate, compileSql, FilterError, parseFilter, type Metadata } from "../../../src/drivers/store-api/index.ts";
 import { SPEC } from "./helpers.ts";
 
 const cols = SPEC.metadata;

@@ -5,7 +5,8 @@ import { createClient, type Client } from "@libsql/client";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { VectorStore, type VectorStoreOptions, type GenerationSpec, type Metadata, type SearchHit, type UpsertRow } from "../../../src/drivers/vector-store/index.ts";
+import { VectorStore, type VectorStoreOptions } from "../../../src/drivers/vector-store/index.ts";
+import type { GenerationSpec, Metadata, SearchHit, UpsertRow } from "../../../src/drivers/store-api/index.ts";
 
 export interface World {
   dir: string;

@@ -2,7 +2,7 @@
 // bm25() computes it (k1 = 1.2, b = 0.75, IDF ln((N − n + 0.5) / (n + 0.5)) floored at 1e-6,
 // N and the mean length over every row of the generation, not the filtered ones), cosine, and
 // weighted reciprocal rank fusion. Texts in these tests are ASCII, so words are [a-z0-9]+ lowercased.
-import type { Metadata, UpsertRow } from "../../../src/drivers/vector-store/index.ts";
+import type { Metadata, UpsertRow } from "../../../src/drivers/store-api/index.ts";
 import { cosine } from "./helpers.ts";
 
 const words = (text: string): string[] => text.toLowerCase().match(/[a-z0-9]+/g) ?? [];

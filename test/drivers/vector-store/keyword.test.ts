@@ -4,7 +4,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
 import type { VectorStore, VectorStoreOptions } from "../../../src/drivers/vector-store/index.ts";
-import { hybridDepth, type Metadata, type SearchHit, type UpsertRow } from "../../../src/drivers/vector-store/index.ts";
+import { hybridDepth, type Metadata, type SearchHit, type UpsertRow } from "../../../src/drivers/store-api/index.ts";
 import { applyScript, CRASH_ROWS } from "./fixtures/script.ts";
 import { clusteredVectors, makeWorld, productRows, rng, SPEC } from "./helpers.ts";
 import { hybridReference, keywordReference, type Ranked, vectorReference } from "./keyword-reference.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { FilterError, VectorStoreError, type Metadata, type UpsertRow } from "../../../src/drivers/vector-store/index.ts";
+import { FilterError, VectorStoreError, type Metadata, type UpsertRow } from "../../../src/drivers/store-api/index.ts";
 import { clusteredVectors, cosine, makeWorld, overlap, pks, productRows, referenceTopK, SPEC } from "./helpers.ts";
 
 const queries = clusteredVectors(20, SPEC.dimensions, 99);

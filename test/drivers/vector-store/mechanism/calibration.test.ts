@@ -4,7 +4,7 @@ import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { isStale } from "../../../../src/drivers/vector-store/calibration.ts";
 import type { VectorStore } from "../../../../src/drivers/vector-store/index.ts";
 import { bandFor, type Calibration } from "../../../../src/drivers/vector-store/planner.ts";
-import type { UpsertRow } from "../../../../src/drivers/vector-store/index.ts";
+import type { UpsertRow } from "../../../../src/drivers/store-api/index.ts";
 import { groundTruth, makeDataset, recallAt, type Dataset } from "../../../../scripts/bench/lib/data.ts";
 import { makeWorld } from "../helpers.ts";
 

@@ -3,11 +3,10 @@
 // exactly its rows; the store must answer exactly through them, and after any write (the order is
 // then stale, and made again only once writes have paused) exactly as before.
 import { describe, expect, test } from "bun:test";
-import { parseFilter } from "../../../../src/drivers/vector-store/filters/index.ts";
+import { type GenerationSpec, type Metadata, parseFilter, type UpsertRow } from "../../../../src/drivers/store-api/index.ts";
 import { Mirror } from "../../../../src/drivers/vector-store/mirror.ts";
 import fc from "fast-check";
 import { makeOrder, runOf, spansOf } from "../../../../src/drivers/vector-store/column-order.ts";
-import type { GenerationSpec, Metadata, UpsertRow } from "../../../../src/drivers/vector-store/index.ts";
 import { clusteredVectors, makeWorld, pks, referenceTopK } from "../helpers.ts";
 
 const SPEC: GenerationSpec = {

@@ -8,7 +8,7 @@ import { Mirror } from "../../../../src/drivers/vector-store/mirror.ts";
 import { DEFAULT_INDEX_PARAMS } from "../../../../src/drivers/vector-store/options.ts";
 import { checkPasses } from "../../../../src/drivers/vector-store/self-search.ts";
 import { checkStrays, DeeperChecks } from "../../../../src/drivers/vector-store/strays.ts";
-import type { GenerationSpec } from "../../../../src/drivers/vector-store/index.ts";
+import type { GenerationSpec } from "../../../../src/drivers/store-api/index.ts";
 import { rng } from "../helpers.ts";
 
 const SPEC: GenerationSpec = { dimensions: 256, numericPk: true, metadata: [] };

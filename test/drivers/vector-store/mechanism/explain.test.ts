@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { VectorStore } from "../../../../src/drivers/vector-store/index.ts";
 import { bandFor } from "../../../../src/drivers/vector-store/planner.ts";
-import type { Metadata, UpsertRow } from "../../../../src/drivers/vector-store/index.ts";
+import type { Metadata, UpsertRow } from "../../../../src/drivers/store-api/index.ts";
 import { clusteredVectors, makeWorld, productRows, SPEC, type World } from "../helpers.ts";
 
 // Builds a 5,000-row HNSW index and calibrates it: slower than bun's 5 s default on a loaded machine.

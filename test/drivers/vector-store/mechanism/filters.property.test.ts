@@ -3,9 +3,8 @@
 import { createClient } from "@libsql/client";
 import { afterAll, expect, test } from "bun:test";
 import fc from "fast-check";
-import { compilePredicate, compileSql, parseFilter } from "../../../../src/drivers/vector-store/filters/index.ts";
+import { compilePredicate, compileSql, type Metadata, parseFilter } from "../../../../src/drivers/store-api/index.ts";
 import { bindMetadata } from "../../../../src/drivers/vector-store/rows.ts";
-import type { Metadata } from "../../../../src/drivers/vector-store/index.ts";
 import { filterArbitraries } from "../filter-arbitraries.ts";
 import { SPEC } from "../helpers.ts";
 

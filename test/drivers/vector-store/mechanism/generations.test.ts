@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import type { Client } from "@libsql/client";
 import { readdirSync, rmSync } from "node:fs";
-import type { GenerationSpec } from "../../../../src/drivers/vector-store/index.ts";
+import type { GenerationSpec } from "../../../../src/drivers/store-api/index.ts";
 import { clusteredVectors, makeWorld, productRows, SPEC } from "../helpers.ts";
 
 // Same dimensions as SPEC so one query vector works against either generation.

@@ -5,7 +5,7 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { checkIndexFile } from "../../../../src/drivers/vector-store/index-file.ts";
-import type { GenerationSpec, UpsertRow } from "../../../../src/drivers/vector-store/index.ts";
+import type { GenerationSpec, UpsertRow } from "../../../../src/drivers/store-api/index.ts";
 import { makeWorld, rng } from "../helpers.ts";
 
 const SPEC: GenerationSpec = { dimensions: 32, metadata: [{ name: "n", type: "integer" }], numericPk: true };

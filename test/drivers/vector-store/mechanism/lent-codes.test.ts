@@ -6,7 +6,7 @@ import { addCurrentVersions } from "../../../../src/drivers/vector-store/adds.ts
 import { HnswIndex } from "../../../../src/drivers/vector-store/hnsw.ts";
 import { Mirror } from "../../../../src/drivers/vector-store/mirror.ts";
 import { DEFAULT_INDEX_PARAMS } from "../../../../src/drivers/vector-store/options.ts";
-import type { GenerationSpec } from "../../../../src/drivers/vector-store/index.ts";
+import type { GenerationSpec } from "../../../../src/drivers/store-api/index.ts";
 import { clusteredVectors, makeWorld, productRows, referenceTopK, SPEC } from "../helpers.ts";
 
 const ROWS = 3_000;

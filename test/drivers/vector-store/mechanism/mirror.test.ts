@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { exactTopK, rescore, scanTopK } from "../../../../src/drivers/vector-store/exact.ts";
 import { Mirror } from "../../../../src/drivers/vector-store/mirror.ts";
-import type { GenerationSpec } from "../../../../src/drivers/vector-store/index.ts";
+import type { GenerationSpec } from "../../../../src/drivers/store-api/index.ts";
 import { clusteredVectors, cosine } from "../helpers.ts";
 
 const SPEC: GenerationSpec = { dimensions: 8, numericPk: true, metadata: [{ name: "n", type: "integer" }] };

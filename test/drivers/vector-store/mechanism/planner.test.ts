@@ -1,10 +1,9 @@
 import { describe, expect, test } from "bun:test";
-import { compilePredicate, parseFilter } from "../../../../src/drivers/vector-store/filters/index.ts";
+import { compilePredicate, type GenerationSpec, parseFilter } from "../../../../src/drivers/store-api/index.ts";
 import { checkDepths } from "../../../../src/drivers/vector-store/self-search.ts";
 import { Mirror } from "../../../../src/drivers/vector-store/mirror.ts";
 import { orderScanUs, exactCap, hnswCostUs, type PlanInput, planFiltered, planUnfiltered, rerankWant, routeFiltered, searchBreadth } from "../../../../src/drivers/vector-store/planner.ts";
 import { estimateSelectivity, knownMatches } from "../../../../src/drivers/vector-store/selectivity.ts";
-import type { GenerationSpec } from "../../../../src/drivers/vector-store/index.ts";
 
 const SPEC: GenerationSpec = { dimensions: 4, numericPk: true, metadata: [{ name: "price", type: "float" }] };
 

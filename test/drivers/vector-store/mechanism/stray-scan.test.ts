@@ -3,7 +3,7 @@
 import { describe, expect, test } from "bun:test";
 import { Mirror } from "../../../../src/drivers/vector-store/mirror.ts";
 import { CountedSet, StrayCodes } from "../../../../src/drivers/vector-store/stray-scan.ts";
-import type { GenerationSpec } from "../../../../src/drivers/vector-store/index.ts";
+import type { GenerationSpec } from "../../../../src/drivers/store-api/index.ts";
 import { mulberry32 } from "../../../../src/shared/prng.ts";
 import { clusteredVectors } from "../helpers.ts";
 

@@ -1,9 +1,9 @@
 // comparePk must agree with the source's own `ORDER BY pk`: a throwaway Postgres database (our
 // databases are C.UTF-8) holds the keys, and sorting them with comparePk gives the same order.
 import { describe, expect, test } from "bun:test";
-import { mulberry32 } from "../../../../src/shared/prng.ts";
-import { compareCodePoints, comparePk } from "../../../../src/drivers/vector-store/pk-order.ts";
-import { throwawayPostgres } from "../../../harness.ts";
+import { mulberry32 } from "../../../src/shared/prng.ts";
+import { compareCodePoints, comparePk } from "../../../src/drivers/store-api/index.ts";
+import { throwawayPostgres } from "../../harness.ts";
 
 /**
  * ASCII, Latin-1 and CJK, the top of the BMP (E000–FFFF: private use, full-width forms, U+FFFD),
