@@ -52,6 +52,8 @@ export interface Rest {
 
 /** A calibration's: it only tunes. */
 export const CALIBRATION_REST: Rest = { share: 0.25, quietMs: 1_000 };
+/** A rest ends once no write came for this many times its `quietMs` (Pacer.pauser). */
+const REST_ENDS = 4;
 /** Target length of one background step. */
 const SLICE_MS = 5;
 /**
@@ -88,17 +90,20 @@ export class Pacer {
 
   /**
    * A pause for between steps: a rest while writes go on (so the steps take at most
-   * `rest.share` of the loop), then a turn for the foreground. The rest ends when the writes
-   * pause (`rest.quietMs` after the last): a step's time counts its waits on a loop and a
-   * thread busy with the writes, and a sweep whose first step took 1.8 s beside a backfill
-   * then slept 16 s after the backfill had ended.
+   * `rest.share` of the loop), then a turn for the foreground. The rest ends once the writes
+   * have stopped (no write for REST_ENDS × `rest.quietMs`): a step's time counts its waits on a
+   * loop and a thread busy with the writes, and a sweep whose first step took 1.8 s beside a
+   * backfill then slept 16 s after the backfill had ended. Not at `rest.quietMs` itself: a
+   * change stream past its knee pauses that long between applies, and a sweep stepping in those
+   * pauses made its commit → queryable p50 at 2,000 changes/s grow (docs/performance.md).
    */
   pauser(rest: Rest): () => Promise<void> {
     let resumed = this.clock.now();
+    const stopped = rest.quietMs * REST_ENDS;
     return async () => {
       let ms = this.sinceWrite < rest.quietMs ? ((this.clock.now() - resumed) * (1 - rest.share)) / rest.share : 0;
-      while (ms > 0 && this.sinceWrite < rest.quietMs) {
-        const piece = Math.min(ms, rest.quietMs - this.sinceWrite);
+      while (ms > 0 && this.sinceWrite < stopped) {
+        const piece = Math.min(ms, stopped - this.sinceWrite);
         await this.clock.sleep(piece);
         ms -= piece;
       }
