@@ -5,7 +5,7 @@ import type { GenerationSpec, Metadata, MetadataValue } from "./types.ts";
 /**
  * A row's metadata in spec order, each value checked against its column type (an unknown column
  * or a mistyped value is `invalid_row`). NaN becomes null: neither SQLite nor Postgres keeps it as
- * a number a filter could match, so say so up front. Shared with the platform stores.
+ * a number a filter could match, so say so up front.
  */
 export function checkedMetadata(spec: GenerationSpec, metadata: Metadata, pk: string): MetadataValue[] {
   const known = new Set(spec.metadata.map((c) => c.name));
