@@ -124,11 +124,16 @@ export function dependents(services: Services): Dependents {
         // Outside our database: each table's consumer stopped and its slot and publication freed
         // (best effort), then its storage dropped: its collection, or its platform table (best
         // effort too: a customer database that is gone must not keep the organization alive).
+        // A table whose collection could not be dropped is kept, and syncs again (a resume).
         async external(orgId) {
           for (const row of await organizationVectorTables(db, orgId)) {
             await services.engine.stop(row);
-            if (row.mode === "managed") await dropStorageOf(services, row);
-            else await dropStorageOf(services, row).catch((err) => services.logger.warn({ err, vector_table_id: row.id }, "organization deletion: could not drop a platform table"));
+            if (row.mode === "managed") {
+              await dropStorageOf(services, row).catch((err) => {
+                services.engine.resumed(row);
+                throw err;
+              });
+            } else await dropStorageOf(services, row).catch((err) => services.logger.warn({ err, vector_table_id: row.id }, "organization deletion: could not drop a platform table"));
           }
         },
         // The sync engine's records of the tables (rows known to render empty, sync history) go with them.

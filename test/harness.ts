@@ -148,9 +148,19 @@ export async function throwawayPostgres(): Promise<ThrowawayDatabase> {
     name,
     sql,
     async [Symbol.asyncDispose]() {
-      await dropReplicationSlots(sql).catch(() => {});
+      // A walsender outlives its client by a moment, and a stream being opened as the service
+      // stopped may take the slot again: the drop is tried again until no slot holds it.
+      for (let attempt = 0; ; attempt++) {
+        await dropReplicationSlots(sql).catch(() => {});
+        try {
+          await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+          break;
+        } catch (err) {
+          if ((err as { code?: string }).code !== "55006" || attempt >= 50) throw err;
+          await Bun.sleep(100);
+        }
+      }
       await sql.end({ timeout: 5 });
-      await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await admin.end({ timeout: 5 });
     },
   };

@@ -75,6 +75,16 @@ describe("happy", () => {
     expect(await storedIds()).toEqual([1]);
   }, 20_000);
 
+  test("DELETE that cannot drop the platform table (a view of the customer's uses it): 502, the table kept and streaming", async () => {
+    await w.pg.sql.unsafe(`CREATE VIEW public.customer_view AS SELECT id FROM ${table.platform_vector_ref}`);
+    const refused = await w.api.call("DELETE", `/v1/vector-tables/${table.id}`);
+    expect({ status: refused.status, code: refused.body?.error?.code }).toEqual({ status: 502, code: "source_error" });
+    // Its feed was freed before the drop failed: the table resumes, recreates it and streams again.
+    await reflected(() => w.pg.sql`UPDATE docs SET body = 'streamed after a refused delete' WHERE id = 1`, [codesProbe(["r1"], "streamed after a refused delete")], NEW_CONFIG);
+    expect(await slots()).toHaveLength(1);
+    await w.pg.sql`DROP VIEW public.customer_view`;
+  }, 30_000);
+
   test("DELETE frees the replication slot and the publication, and drops the platform table", async () => {
     expect((await w.api.call("DELETE", `/v1/vector-tables/${table.id}`)).status).toBe(204);
     await eventually(async () => (await slots()).length === 0, 5_000, 50);

@@ -300,7 +300,7 @@ function describeFailure(err: unknown, where: "source" | "apply"): string {
 /** Starts the table's consumer unless one runs (it stops by itself when the table stops wanting it). */
 export function startConsumer(services: Services, tableId: string): void {
   const state = syncState(services);
-  if (state.stopped || state.consumers.has(tableId)) return;
+  if (state.stopped || state.retired.has(tableId) || state.consumers.has(tableId)) return;
   const loop = new ConsumerLoop(services, tableId);
   const consumer: Consumer = { stop: () => loop.stop(), done: loop.done, closeHistory: async () => void (await loop.history?.close()) };
   state.consumers.set(tableId, consumer);

@@ -62,15 +62,18 @@ export async function consumersTick(services: Services): Promise<void> {
 
 /** Called right after a resume (or any change that should restart sync): no need to wait for a tick. */
 export function startSyncFor(services: Services, table: VectorTableRow): void {
+  syncState(services).retired.delete(table.id);
   if (consumerWanted(table)) startConsumer(services, table.id);
 }
 
 /**
- * Before a vector table is deleted: stops its consumer and frees the change feed the source keeps
- * for it (slot and publication). Best effort: an unreachable source is logged, never blocks.
+ * Before a vector table is deleted: stops its consumer for good (`retired`: until a resume) and
+ * frees the change feed the source keeps for it (slot and publication). Best effort: an
+ * unreachable source is logged, never blocks.
  */
 export async function stopSyncFor(services: Services, table: VectorTableRow): Promise<void> {
   const state = syncState(services);
+  state.retired.add(table.id);
   await stopConsumer(services, table.id);
   state.failures.delete(table.id);
   state.reconcileAttempts.delete(table.id);

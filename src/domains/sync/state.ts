@@ -26,6 +26,13 @@ export type SyncState = {
    * a failing pass is retried one reconcile interval later, not every sync interval.
    */
   reconcileAttempts: Map<string, number>;
+  /**
+   * Tables whose change feed was freed for their deletion (`stopSyncFor`): no consumer starts for
+   * them again. One the tick started before the record was gone would find the feed missing and
+   * recreate it, and the slot, left behind, would hold the source's WAL for good. A resume
+   * (`startSyncFor`) takes a table out.
+   */
+  retired: Set<string>;
   stopped: boolean;
 };
 
@@ -34,7 +41,7 @@ const states = new WeakMap<Services, SyncState>();
 export function syncState(services: Services): SyncState {
   let state = states.get(services);
   if (!state) {
-    state = { consumers: new Map(), failures: new Map(), passes: new Set(), writeLocks: new Map(), reconcileAttempts: new Map(), stopped: false };
+    state = { consumers: new Map(), failures: new Map(), passes: new Set(), writeLocks: new Map(), reconcileAttempts: new Map(), retired: new Set(), stopped: false };
     states.set(services, state);
   }
   return state;

@@ -182,7 +182,12 @@ export async function deleteVectorTable(services: Services, actor: KeyActor, id:
   requireWriteAccess(actor);
   const row = await vectorTableOf(services, actor.orgId, id);
   await services.engine.stop(row);
-  if (hasStorage(row) && row.mode === "platform") await dropStorageOf(services, row).catch((err) => Promise.reject(storageFailure(err, row.connectionId)));
+  if (hasStorage(row) && row.mode === "platform") {
+    await dropStorageOf(services, row).catch((err) => {
+      services.engine.resumed(row); // kept: it syncs again (a cdc table recreates its feed) until DELETE succeeds
+      return Promise.reject(storageFailure(err, row.connectionId));
+    });
+  }
   const now = services.clock.now().toISOString();
   await services.database.db.transaction(async (tx) => {
     await failActiveTasksOf(tx, actor.orgId, row.id, "vector table deleted", now);
