@@ -7,15 +7,13 @@ import type { VectorTableRow } from "../../src/domains/vector-tables/tables.ts";
 import { stopSyncFor } from "../../src/domains/sync/lifecycle.ts";
 import { eventually } from "../harness.ts";
 import { json } from "../helpers/organizations.ts";
-import { createWorld, enqueueFill, newVectorTable, tableRow, taskDone, type World } from "../domains/sync/world.ts";
+import { createWorld, streamingTable, tableRow, type World } from "../domains/sync/world.ts";
 
 let w: World;
 let table: VectorTableRow;
 beforeAll(async () => {
   w = await createWorld({ rows: 100 });
-  w.services.scheduler.start();
-  table = await newVectorTable(w, { syncMode: "cdc" });
-  await taskDone(w, (await enqueueFill(w, table)).id, 60_000);
+  table = await streamingTable(w, 60_000);
 });
 afterAll(async () => {
   w.fake.set({ latencyMs: 0 });

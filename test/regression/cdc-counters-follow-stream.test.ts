@@ -6,16 +6,14 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { VectorTableRow } from "../../src/domains/vector-tables/tables.ts";
 import { stopSyncFor } from "../../src/domains/sync/lifecycle.ts";
 import { eventually } from "../harness.ts";
-import { createWorld, enqueueFill, newVectorTable, tableRow, taskDone, type World } from "../domains/sync/world.ts";
+import { createWorld, streamingTable, tableRow, type World } from "../domains/sync/world.ts";
 
 let w: World;
 let table: VectorTableRow;
 beforeAll(async () => {
   // The world's VECSYNC_SYNC_INTERVAL is an hour: no reconciling pass runs during the test.
   w = await createWorld({ rows: 3000 });
-  w.services.scheduler.start();
-  table = await newVectorTable(w, { syncMode: "cdc" });
-  await taskDone(w, (await enqueueFill(w, table)).id, 60_000);
+  table = await streamingTable(w, 60_000);
 });
 afterAll(async () => {
   await stopSyncFor(w.services, (await tableRow(w, table.id))!);

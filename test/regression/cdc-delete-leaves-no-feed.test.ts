@@ -11,15 +11,13 @@ import { eventually } from "../harness.ts";
 import { consumersTick, stopSyncFor } from "../../src/domains/sync/lifecycle.ts";
 import { syncState } from "../../src/domains/sync/state.ts";
 import type { VectorTableRow } from "../../src/domains/vector-tables/tables.ts";
-import { createWorld, enqueueFill, newVectorTable, tableRow, taskDone, type World } from "../domains/sync/world.ts";
+import { createWorld, streamingTable, tableRow, type World } from "../domains/sync/world.ts";
 
 let w: World;
 let table: VectorTableRow;
 beforeAll(async () => {
   w = await createWorld({ rows: 200 });
-  w.services.scheduler.start();
-  table = await newVectorTable(w, { syncMode: "cdc" });
-  await taskDone(w, (await enqueueFill(w, table)).id, 60_000);
+  table = await streamingTable(w, 60_000);
 });
 afterAll(async () => {
   await w.dispose();

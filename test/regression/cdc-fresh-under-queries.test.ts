@@ -8,7 +8,7 @@ import type { VectorTableRow } from "../../src/domains/vector-tables/tables.ts";
 import { stopSyncFor } from "../../src/domains/sync/lifecycle.ts";
 import { eventually } from "../harness.ts";
 import { json } from "../helpers/organizations.ts";
-import { createWorld, enqueueFill, expectedSet, newVectorTable, storedTexts, tableRow, taskDone, textsOf, type World } from "../domains/sync/world.ts";
+import { createWorld, expectedSet, storedTexts, streamingTable, tableRow, textsOf, type World } from "../domains/sync/world.ts";
 
 const ROWS = 2_000;
 const CHANGES_PER_SEC = 200;
@@ -20,9 +20,7 @@ let w: World;
 let table: VectorTableRow;
 beforeAll(async () => {
   w = await createWorld({ rows: ROWS });
-  w.services.scheduler.start();
-  table = await newVectorTable(w, { syncMode: "cdc" });
-  await taskDone(w, (await enqueueFill(w, table)).id, 60_000);
+  table = await streamingTable(w, 60_000);
 });
 afterAll(async () => {
   await stopSyncFor(w.services, (await tableRow(w, table.id))!);

@@ -8,16 +8,13 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { stopSyncFor } from "../../src/domains/sync/lifecycle.ts";
 import type { VectorTableRow } from "../../src/domains/vector-tables/tables.ts";
 import { eventually } from "../harness.ts";
-import { createWorld, enqueueFill, expectedSet, newVectorTable, sortedEntries, storedSet, tableRow, type World, taskDone } from "../domains/sync/world.ts";
+import { createWorld, expectedSet, sortedEntries, storedSet, streamingTable, tableRow, type World } from "../domains/sync/world.ts";
 
 let w: World;
 let table: VectorTableRow;
 beforeAll(async () => {
   w = await createWorld({ rows: 20 });
-  w.services.scheduler.start();
-  table = await newVectorTable(w, { syncMode: "cdc" });
-  const task = await enqueueFill(w, table);
-  await taskDone(w, task.id);
+  table = await streamingTable(w);
 });
 afterAll(async () => {
   await stopSyncFor(w.services, (await tableRow(w, table.id))!);

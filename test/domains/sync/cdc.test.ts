@@ -3,16 +3,13 @@ import { eventually } from "../../harness.ts";
 import { syncState } from "../../../src/domains/sync/state.ts";
 import { stopSyncFor } from "../../../src/domains/sync/lifecycle.ts";
 import type { VectorTableRow } from "../../../src/domains/vector-tables/tables.ts";
-import { createWorld, enqueueFill, expectedSet, newVectorTable, sortedEntries, storedSet, tableRow, updateTableRow, type World, taskDone } from "./world.ts";
+import { createWorld, expectedSet, sortedEntries, storedSet, streamingTable, tableRow, updateTableRow, type World } from "./world.ts";
 
 let w: World;
 let table: VectorTableRow;
 beforeAll(async () => {
   w = await createWorld({ rows: 200 });
-  w.services.scheduler.start();
-  table = await newVectorTable(w, { syncMode: "cdc" });
-  const task = await enqueueFill(w, table);
-  await taskDone(w, task.id);
+  table = await streamingTable(w);
 });
 afterAll(async () => {
   await stopSyncFor(w.services, (await tableRow(w, table.id))!);

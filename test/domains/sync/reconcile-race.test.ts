@@ -10,7 +10,7 @@ import { stopSyncFor } from "../../../src/domains/sync/lifecycle.ts";
 import { syncState } from "../../../src/domains/sync/state.ts";
 import type { VectorTableRow } from "../../../src/domains/vector-tables/tables.ts";
 import type { Metadata } from "../../../src/drivers/store-api/index.ts";
-import { createWorld, enqueueFill, expectedSet, newVectorTable, sortedEntries, storedSet, tableRow, taskDone, type World } from "./world.ts";
+import { createWorld, expectedSet, sortedEntries, storedSet, streamingTable, tableRow, type World } from "./world.ts";
 
 const LATENCY_MS = 1500;
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => String(from + i));
@@ -19,9 +19,7 @@ let w: World;
 let table: VectorTableRow;
 beforeAll(async () => {
   w = await createWorld({ rows: 1200 });
-  w.services.scheduler.start();
-  table = await newVectorTable(w, { syncMode: "cdc" });
-  await taskDone(w, (await enqueueFill(w, table)).id);
+  table = await streamingTable(w);
   await eventually(() => syncState(w.services).consumers.has(table.id), 5_000);
 });
 afterAll(async () => {

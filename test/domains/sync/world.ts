@@ -133,6 +133,14 @@ export async function newVectorTable(w: World, over: Partial<VectorTableRow> = {
   return row;
 }
 
+/** The scheduler started and a cdc table backfilled: its consumer streams from then on. */
+export async function streamingTable(w: World, timeoutMs?: number): Promise<VectorTableRow> {
+  w.services.scheduler.start();
+  const table = await newVectorTable(w, { syncMode: "cdc" });
+  await taskDone(w, (await enqueueFill(w, table)).id, timeoutMs);
+  return table;
+}
+
 /** What POST …/backfill does: status backfilling and the task, in one transaction. */
 export async function enqueueFill(w: World, table: VectorTableRow, taskType: "backfill" | "rebackfill" = "backfill") {
   const row = (await tableRow(w, table.id))!;
