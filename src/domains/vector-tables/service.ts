@@ -176,24 +176,25 @@ export async function getSourceSchema(services: Services, actor: KeyActor, id: s
  * by a crash is only disk, whereas a record without its collection would answer errors. A
  * platform table sits in the customer's database, where a leftover is not ours to forget: it is
  * dropped first (a database that cannot be reached → 502, the vector table kept, DELETE again),
- * and once more after the record, in case a task that was starting made it again meanwhile.
+ * and once more after the record, in case a task that was starting made it again meanwhile. A
+ * DELETE that fails after the feed was freed resumes the table it keeps.
  */
 export async function deleteVectorTable(services: Services, actor: KeyActor, id: string): Promise<void> {
   requireWriteAccess(actor);
   const row = await vectorTableOf(services, actor.orgId, id);
   await services.engine.stop(row);
-  if (hasStorage(row) && row.mode === "platform") {
-    await dropStorageOf(services, row).catch((err) => {
-      services.engine.resumed(row); // kept: it syncs again (a cdc table recreates its feed) until DELETE succeeds
-      return Promise.reject(storageFailure(err, row.connectionId));
+  try {
+    if (hasStorage(row) && row.mode === "platform") await dropStorageOf(services, row).catch((err) => Promise.reject(storageFailure(err, row.connectionId)));
+    const now = services.clock.now().toISOString();
+    await services.database.db.transaction(async (tx) => {
+      await failActiveTasksOf(tx, actor.orgId, row.id, "vector table deleted", now);
+      await services.engine.forget(tx, row);
+      await deleteVectorTableRow(tx, actor.orgId, row.id);
     });
+  } catch (err) {
+    services.engine.resumed(row); // kept: it syncs again (a cdc table recreates its feed) until a DELETE succeeds
+    throw err;
   }
-  const now = services.clock.now().toISOString();
-  await services.database.db.transaction(async (tx) => {
-    await failActiveTasksOf(tx, actor.orgId, row.id, "vector table deleted", now);
-    await services.engine.forget(tx, row);
-    await deleteVectorTableRow(tx, actor.orgId, row.id);
-  });
   await dropStorageOf(services, row).catch((err) => services.logger.warn({ err, vector_table_id: id }, "could not drop the vector table's storage after its record"));
   services.logger.info({ org_id: actor.orgId, vector_table_id: id }, "vector table deleted");
 }
