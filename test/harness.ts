@@ -148,10 +148,12 @@ export async function throwawayPostgres(): Promise<ThrowawayDatabase> {
     name,
     sql,
     async [Symbol.asyncDispose]() {
-      // A walsender outlives its client by a moment, and a stream being opened as the service
-      // stopped may take the slot again: the drop is tried again until no slot holds it.
+      // DROP DATABASE refuses while a replication slot exists (even WITH FORCE), and a slot left
+      // behind keeps WAL on the shared server for good. A walsender outlives its client by a
+      // moment: each pass ends the sessions holding slots, drops the free ones, and tries again.
       for (let attempt = 0; ; attempt++) {
-        await dropReplicationSlots(sql).catch(() => {});
+        await sql`SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE database = current_database() AND active_pid IS NOT NULL`.catch(() => {});
+        await sql`SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = current_database() AND NOT active`.catch(() => {});
         try {
           await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
           break;
@@ -164,25 +166,6 @@ export async function throwawayPostgres(): Promise<ThrowawayDatabase> {
       await admin.end({ timeout: 5 });
     },
   };
-}
-
-/**
- * Drops the database's replication slots: DROP DATABASE refuses while one exists (even WITH
- * FORCE), and a slot left behind keeps WAL on the shared server for good. A stream stopped a
- * moment ago, or a dying process, may still hold one: its walsender is ended and the drop tried
- * again.
- */
-async function dropReplicationSlots(sql: postgres.Sql): Promise<void> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    await sql`SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE database = current_database() AND active_pid IS NOT NULL`;
-    try {
-      await sql`SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = current_database()`;
-      return;
-    } catch (err) {
-      if ((err as { code?: string }).code !== "55006") throw err; // still active: once more
-      await Bun.sleep(100);
-    }
-  }
 }
 
 /** Waits for a condition by polling, for state that changes in the background. */
